@@ -1,0 +1,40 @@
+# Forge. `make help` lists the targets.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+PYTHON ?= $(shell command -v python3.12 2>/dev/null || command -v python3 2>/dev/null)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: help run test test-fast lint bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Forge needs Python 3.12 or newer; set PYTHON=/path/to/python3.12")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+run: $(STAMP) ## Set up, migrate, load the demo, start web server and worker
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py forge_demo
+	$(BIN)/python manage.py forge_serve
+
+test: $(STAMP) ## Set up from nothing and run every test
+	$(BIN)/python -m pytest
+
+lint: $(STAMP) ## ruff, mypy on the core, the import contracts
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check forge tests
+	$(BIN)/mypy forge
+	$(BIN)/lint-imports
+
+bench: $(STAMP) ## Run the benchmarks (ratios against a same-run baseline)
+	$(BIN)/python -m bench.compile
+
+clean: ## Remove the virtualenv and local state
+	rm -rf $(VENV) db.sqlite3* .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,244 @@
+"""Plain data (what JSON and YAML give) to ``PlanDocument`` and back.
+
+Reading is strict: an unknown field, a wrong type or an invalid id is refused with the
+path of the offending value, so nothing a user wrote is silently dropped. Writing omits
+fields that hold their defaults, except ``depends_on``, which every step states.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, cast
+
+from forge.errors import PlanDocumentError
+from forge.plan.document import (
+    RISK_LEVELS,
+    SCHEMA,
+    Budget,
+    DoneWhen,
+    Estimate,
+    PlanDocument,
+    RiskLevel,
+    Step,
+)
+from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_depth, check_id
+
+__all__ = ["canonical_json", "content_hash", "from_data", "to_data"]
+
+_PLAN_FIELDS = {
+    "schema", "goal", "deliverable", "risk_level", "requires_approval_before",
+    "budget", "max_replans", "steps",
+}  # fmt: skip
+_STEP_FIELDS = {
+    "id", "description", "depends_on", "tool", "args", "tools_allowed", "done_when",
+    "timeout_s", "retries", "rollback_hint", "estimate",
+}  # fmt: skip
+
+
+def _fail(path: str, message: str, code: str = "invalid_document") -> PlanDocumentError:
+    return PlanDocumentError(f"{path}: {message}" if path else message, code=code, path=path)
+
+
+def _mapping(value: object, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"must be an object, not {_kind(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise _fail(path, f"keys must be strings, not {key!r}")
+    return cast(Mapping[str, Any], value)
+
+
+def _known(data: Mapping[str, Any], allowed: set[str], path: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise _fail(path, f"unknown field(s) {', '.join(map(repr, unknown))}")
+
+
+def _str(value: object, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(path, f"must be a string, not {_kind(value)}")
+    return value
+
+
+def _str_list(value: object, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise _fail(path, f"must be a list of strings, not {_kind(value)}")
+    return tuple(_str(item, f"{path}[{index}]") for index, item in enumerate(value))
+
+
+def _int(value: object, path: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(path, f"must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def _number(value: object, path: str, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(path, f"must be a number, not {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise _fail(path, f"must be {'greater than 0' if positive else '>= 0'}, not {value!r}")
+    return value
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
+    """Build a ``PlanDocument`` from parsed JSON or YAML, refusing anything malformed."""
+    check_depth(data, limits.max_depth)
+    plan = _mapping(data, "")
+    _known(plan, _PLAN_FIELDS, "")
+    schema = _str(plan.get("schema", SCHEMA), "schema")
+    if schema != SCHEMA:
+        raise _fail("schema", f"unsupported schema {schema!r}; expected {SCHEMA!r}",
+                    code="unsupported_schema")  # fmt: skip
+    if "goal" not in plan:
+        raise _fail("goal", "is required")
+    raw_steps = plan.get("steps", [])
+    if not isinstance(raw_steps, list):
+        raise _fail("steps", f"must be a list, not {_kind(raw_steps)}")
+    limits.check_step_count(len(raw_steps))
+    deliverable = plan.get("deliverable")
+    risk = plan.get("risk_level", "low")
+    if risk not in RISK_LEVELS:
+        raise _fail("risk_level", f"must be one of {', '.join(RISK_LEVELS)}, not {risk!r}")
+    return PlanDocument(
+        schema=schema,
+        goal=_str(plan["goal"], "goal"),
+        deliverable=None if deliverable is None else check_id(deliverable, "deliverable"),
+        risk_level=cast(RiskLevel, risk),
+        requires_approval_before=_str_list(
+            plan.get("requires_approval_before", []), "requires_approval_before"
+        ),
+        budget=_budget(plan.get("budget"), "budget"),
+        max_replans=_int(plan.get("max_replans", 3), "max_replans"),
+        steps=tuple(_step(raw, f"steps[{index}]") for index, raw in enumerate(raw_steps)),
+    )
+
+
+def _budget(value: object, path: str) -> Budget:
+    if value is None:
+        return Budget()
+    data = _mapping(value, path)
+    _known(data, {"max_steps", "max_tokens", "max_cost"}, path)
+
+    def read(key: str, reader: Any) -> Any:
+        return None if data.get(key) is None else reader(data[key], f"{path}.{key}")
+
+    return Budget(read("max_steps", _int), read("max_tokens", _int), read("max_cost", _number))
+
+
+def _step(value: object, path: str) -> Step:
+    data = _mapping(value, path)
+    _known(data, _STEP_FIELDS, path)
+    if "id" not in data:
+        raise _fail(f"{path}.id", "is required")
+    step_id = check_id(data["id"], f"{path}.id")
+    path = f"steps.{step_id}"
+    depends_on = _str_list(data.get("depends_on") or [], f"{path}.depends_on")
+    for index, dep in enumerate(depends_on):
+        check_id(dep, f"{path}.depends_on[{index}]")
+    tool = data.get("tool")
+    timeout = data.get("timeout_s")
+    return Step(
+        id=step_id,
+        description=_str(data.get("description", ""), f"{path}.description"),
+        depends_on=depends_on,
+        tool=None if tool is None else _str(tool, f"{path}.tool"),
+        args=dict(_mapping(data.get("args") or {}, f"{path}.args")),
+        tools_allowed=_str_list(data.get("tools_allowed") or [], f"{path}.tools_allowed"),
+        done_when=_done_when(data.get("done_when"), f"{path}.done_when"),
+        timeout_s=None if timeout is None else _number(timeout, f"{path}.timeout_s", positive=True),
+        retries=_int(data.get("retries", 0), f"{path}.retries"),
+        rollback_hint=_str(data.get("rollback_hint", ""), f"{path}.rollback_hint"),
+        estimate=_estimate(data.get("estimate"), f"{path}.estimate"),
+    )
+
+
+def _done_when(value: object, path: str) -> DoneWhen | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return DoneWhen(description=value)
+    data = _mapping(value, path)
+    _known(data, {"description", "required_keys", "checks"}, path)
+    return DoneWhen(
+        description=_str(data.get("description", ""), f"{path}.description"),
+        required_keys=_str_list(data.get("required_keys") or [], f"{path}.required_keys"),
+        checks=_str_list(data.get("checks") or [], f"{path}.checks"),
+    )
+
+
+def _estimate(value: object, path: str) -> Estimate | None:
+    if value is None:
+        return None
+    data = _mapping(value, path)
+    _known(data, {"tokens", "cost"}, path)
+    return Estimate(
+        tokens=_int(data.get("tokens", 0), f"{path}.tokens"),
+        cost=_number(data.get("cost", 0.0), f"{path}.cost"),
+    )
+
+
+def to_data(document: PlanDocument) -> dict[str, Any]:
+    """Plain data for ``document``: the inverse of ``from_data``."""
+    data: dict[str, Any] = {"schema": document.schema, "goal": document.goal}
+    if document.deliverable is not None:
+        data["deliverable"] = document.deliverable
+    data["risk_level"] = document.risk_level
+    if document.requires_approval_before:
+        data["requires_approval_before"] = list(document.requires_approval_before)
+    budget = {k: v for k, v in vars(document.budget).items() if v is not None}
+    if budget:
+        data["budget"] = budget
+    data["max_replans"] = document.max_replans
+    data["steps"] = [_step_data(step) for step in document.steps]
+    return data
+
+
+def _step_data(step: Step) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": step.id}
+    if step.description:
+        data["description"] = step.description
+    data["depends_on"] = list(step.depends_on)
+    if step.tool is not None:
+        data["tool"] = step.tool
+    if step.args:
+        data["args"] = dict(step.args)
+    if step.tools_allowed:
+        data["tools_allowed"] = list(step.tools_allowed)
+    if step.done_when is not None:
+        done = step.done_when
+        if done.verifiable:
+            data["done_when"] = {"description": done.description} if done.description else {}
+            if done.required_keys:
+                data["done_when"]["required_keys"] = list(done.required_keys)
+            if done.checks:
+                data["done_when"]["checks"] = list(done.checks)
+        else:
+            data["done_when"] = done.description
+    if step.timeout_s is not None:
+        data["timeout_s"] = step.timeout_s
+    if step.retries:
+        data["retries"] = step.retries
+    if step.rollback_hint:
+        data["rollback_hint"] = step.rollback_hint
+    if step.estimate is not None:
+        data["estimate"] = {"tokens": step.estimate.tokens, "cost": step.estimate.cost}
+    return data
+
+
+def canonical_json(data: Any) -> str:
+    """One spelling of ``data``: sorted keys, no spaces, UTF-8 kept as is."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(document: PlanDocument) -> str:
+    """SHA-256 of the document's canonical JSON: equal documents, equal hashes."""
+    return hashlib.sha256(canonical_json(to_data(document)).encode()).hexdigest()

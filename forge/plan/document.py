@@ -1,0 +1,104 @@
+"""The ``forge.plan/v1`` document as typed, immutable values.
+
+These types say what a plan *is*; ``forge.plan.codec`` turns them into and out of plain
+data, and the format modules (JSON, YAML, Mermaid, DOT) sit on top of that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "SCHEMA",
+    "Budget",
+    "DoneWhen",
+    "Estimate",
+    "PlanDocument",
+    "RiskLevel",
+    "Step",
+]
+
+SCHEMA = "forge.plan/v1"
+RiskLevel = Literal["low", "medium", "high"]
+RISK_LEVELS: tuple[RiskLevel, ...] = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class DoneWhen:
+    """When a step counts as done: a description plus machine checks.
+
+    ``checks`` are JMESPath expressions over the step's output that must be truthy. A
+    ``done_when`` given as a bare string is a description without checks.
+    """
+
+    description: str = ""
+    required_keys: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+
+    @property
+    def verifiable(self) -> bool:
+        return bool(self.required_keys or self.checks)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A step's expected consumption, summed by the compiler against the plan's budget."""
+
+    tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Run-level limits; ``None`` means that dimension is unlimited."""
+
+    max_steps: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: a concrete tool call (``tool`` + ``args``) or an agent step limited to
+    ``tools_allowed``."""
+
+    id: str
+    description: str = ""
+    depends_on: tuple[str, ...] = ()
+    tool: str | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+    tools_allowed: tuple[str, ...] = ()
+    done_when: DoneWhen | None = None
+    timeout_s: float | None = None
+    retries: int = 0
+    rollback_hint: str = ""
+    estimate: Estimate | None = None
+
+
+@dataclass(frozen=True)
+class PlanDocument:
+    goal: str
+    steps: tuple[Step, ...]
+    schema: str = SCHEMA
+    deliverable: str | None = None
+    risk_level: RiskLevel = "low"
+    requires_approval_before: tuple[str, ...] = ()
+    budget: Budget = field(default_factory=Budget)
+    max_replans: int = 3
+
+    def step(self, step_id: str) -> Step:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(step_id)
+
+    @property
+    def step_ids(self) -> tuple[str, ...]:
+        return tuple(step.id for step in self.steps)
+
+    def terminal_step_ids(self) -> tuple[str, ...]:
+        """Ids no other step depends on, in document order."""
+        depended_on = {dep for step in self.steps for dep in step.depends_on}
+        return tuple(step.id for step in self.steps if step.id not in depended_on)

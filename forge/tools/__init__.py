@@ -1,0 +1,24 @@
+"""Tools as the compiler and the executor see them: specs, the registry and the policy."""
+
+from forge.tools.builtins import BUILTIN_TOOLS, builtin_registry
+from forge.tools.policy import DEFAULT_POLICY, Policy, PolicyDecision, PolicyEngine, PolicyError
+from forge.tools.registry import ArgumentsInvalid, ToolRegistry, UnknownTool
+from forge.tools.spec import RISKS, SIDE_EFFECTS, Risk, SideEffect, ToolSpec
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "DEFAULT_POLICY",
+    "RISKS",
+    "SIDE_EFFECTS",
+    "ArgumentsInvalid",
+    "Policy",
+    "PolicyDecision",
+    "PolicyEngine",
+    "PolicyError",
+    "Risk",
+    "SideEffect",
+    "ToolRegistry",
+    "ToolSpec",
+    "UnknownTool",
+    "builtin_registry",
+]

@@ -1,0 +1,126 @@
+"""The built-in tool catalogue of SPEC section 3. Their runners live in ``forge.runners``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from forge.tools.registry import ToolRegistry
+from forge.tools.spec import SideEffect, ToolSpec
+
+__all__ = ["BUILTIN_TOOLS", "builtin_registry"]
+
+_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+
+
+def _http_side_effect(args: Mapping[str, Any]) -> SideEffect:
+    return "read" if str(args.get("method", "GET")).upper() in ("GET", "HEAD") else "external"
+
+
+BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="noop",
+        description="Does nothing and returns {}.",
+        args_schema={"type": "object", "additionalProperties": False},
+        permission_scope="compute",
+    ),
+    ToolSpec(
+        name="echo",
+        description="Returns its arguments unchanged.",
+        args_schema={"type": "object"},
+        permission_scope="compute",
+    ),
+    ToolSpec(
+        name="sleep",
+        description="Waits the given number of seconds and returns {slept}.",
+        args_schema={
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 86400}},
+            "required": ["seconds"],
+            "additionalProperties": False,
+        },
+        permission_scope="compute",
+    ),
+    ToolSpec(
+        name="fail",
+        description="Always fails with the given message.",
+        args_schema={
+            "type": "object",
+            "properties": {"message": {"type": "string"}},
+            "required": ["message"],
+            "additionalProperties": False,
+        },
+        permission_scope="compute",
+    ),
+    ToolSpec(
+        name="shell",
+        description="Runs an argv list in the run's workspace, sandboxed; non-zero exit fails.",
+        args_schema={
+            "type": "object",
+            "properties": {
+                "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "env": _STRING_MAP,
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "required": ["argv"],
+            "additionalProperties": False,
+        },
+        permission_scope="shell",
+        side_effect="write",
+        idempotent=False,
+        risk="medium",
+    ),
+    ToolSpec(
+        name="http_request",
+        description="Sends an HTTP request to an allow-listed host.",
+        args_schema={
+            "type": "object",
+            "properties": {
+                "method": {"enum": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]},
+                "url": {"type": "string", "pattern": "^https?://"},
+                "headers": _STRING_MAP,
+                "body": {},
+            },
+            "required": ["method", "url"],
+            "additionalProperties": False,
+        },
+        permission_scope="http",
+        side_effect="external",
+        idempotent=False,
+        risk="medium",
+        side_effect_of=_http_side_effect,
+    ),
+    ToolSpec(
+        name="file_read",
+        description="Reads a file of the run's workspace.",
+        args_schema={
+            "type": "object",
+            "properties": {"path": {"type": "string", "minLength": 1}},
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        permission_scope="file_read",
+        side_effect="read",
+    ),
+    ToolSpec(
+        name="file_write",
+        description="Writes a file of the run's workspace in two phases: diff, then commit.",
+        args_schema={
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "content": {"type": "string"},
+            },
+            "required": ["path", "content"],
+            "additionalProperties": False,
+        },
+        permission_scope="file_write",
+        side_effect="write",
+        idempotent=True,  # writing the same content twice leaves the same file
+        risk="medium",
+    ),
+)
+
+
+def builtin_registry() -> ToolRegistry:
+    return ToolRegistry(BUILTIN_TOOLS)

@@ -1,0 +1,97 @@
+"""Permissions come from policy, never from the plan: which tools a plan may use, and
+which calls must wait for a person's approval.
+
+Deny by default: a tool is allowed only when its permission scope has an allow list
+naming it (or ``"*"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from forge.errors import ForgeError
+from forge.tools.spec import ToolSpec
+
+__all__ = ["DEFAULT_POLICY", "Policy", "PolicyDecision", "PolicyEngine", "PolicyError"]
+
+
+class PolicyError(ForgeError, ValueError):
+    code = "invalid_policy"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """``allow`` maps a permission scope to the tool names allowed in it (``"*"``: all).
+    ``require_approval`` lists scopes whose calls always wait for approval; high-risk
+    tools wait too while ``approve_high_risk`` holds."""
+
+    allow: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    require_approval: tuple[str, ...] = ()
+    approve_high_risk: bool = True
+
+    @classmethod
+    def from_data(cls, data: object) -> Policy:
+        if not isinstance(data, Mapping):
+            raise PolicyError("a policy must be an object with 'allow' and 'require_approval'")
+        unknown = set(data) - {"allow", "require_approval", "approve_high_risk"}
+        if unknown:
+            raise PolicyError(f"unknown policy field(s): {', '.join(sorted(map(str, unknown)))}")
+        allow = data.get("allow") or {}
+        if not isinstance(allow, Mapping) or not all(
+            isinstance(names, list | tuple) and all(isinstance(n, str) for n in names)
+            for names in allow.values()
+        ):
+            raise PolicyError("policy 'allow' must map each scope to a list of tool names")
+        require = data.get("require_approval") or []
+        if not isinstance(require, list | tuple) or not all(isinstance(s, str) for s in require):
+            raise PolicyError("policy 'require_approval' must be a list of scopes")
+        return cls(
+            allow={str(scope): tuple(names) for scope, names in allow.items()},
+            require_approval=tuple(require),
+            approve_high_risk=bool(data.get("approve_high_risk", True)),
+        )
+
+    @classmethod
+    def allowing(cls, scopes: Iterable[str], require_approval: Iterable[str] = ()) -> Policy:
+        """Every tool of each scope in ``scopes``."""
+        return cls(allow={scope: ("*",) for scope in scopes}, require_approval=tuple(require_approval))
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    allowed: bool
+    reason: str
+    approval_reasons: tuple[str, ...] = ()
+
+    @property
+    def requires_approval(self) -> bool:
+        return bool(self.approval_reasons)
+
+
+class PolicyEngine:
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def decide(self, tool: ToolSpec, plan_approval_scopes: Iterable[str] = ()) -> PolicyDecision:
+        """Whether a plan may use ``tool``, and why a call of it must wait for approval.
+
+        ``plan_approval_scopes`` (the plan's ``requires_approval_before``) can add
+        approval reasons; nothing a plan says removes one the policy sets.
+        """
+        names = self.policy.allow.get(tool.permission_scope, ())
+        if "*" not in names and tool.name not in names:
+            return PolicyDecision(
+                False, f"policy does not allow tool {tool.name!r} (scope {tool.permission_scope!r})"
+            )
+        reasons = []
+        if tool.permission_scope in self.policy.require_approval:
+            reasons.append(f"policy requires approval for scope {tool.permission_scope!r}")
+        if tool.permission_scope in set(plan_approval_scopes):
+            reasons.append(f"plan requires approval before scope {tool.permission_scope!r}")
+        if self.policy.approve_high_risk and tool.risk == "high":
+            reasons.append(f"tool {tool.name!r} is high risk")
+        return PolicyDecision(True, "allowed", tuple(reasons))
+
+
+DEFAULT_POLICY = Policy.allowing(["compute", "file_read", "file_write", "shell", "http"])

@@ -1,0 +1,64 @@
+"""The tool registry: name to ``ToolSpec``, with compiled argument validators."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import fastjsonschema
+
+from forge.errors import ForgeError
+from forge.tools.spec import ToolSpec
+
+__all__ = ["ArgumentsInvalid", "ToolRegistry", "UnknownTool"]
+
+
+class UnknownTool(ForgeError, KeyError):
+    code = "unknown_tool"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.message
+
+
+class ArgumentsInvalid(ForgeError, ValueError):
+    code = "invalid_args"
+
+
+class ToolRegistry:
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        self._validators: dict[str, Callable[[Any], Any]] = {}
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: ToolSpec) -> None:
+        if spec.name in self._specs:
+            raise ValueError(f"tool {spec.name!r} is already registered")
+        # Compile now, so a broken schema fails at registration rather than mid-compile.
+        self._validators[spec.name] = fastjsonschema.compile(dict(spec.args_schema))
+        self._specs[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise UnknownTool(f"unknown tool {name!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(sorted(self._specs.values(), key=lambda spec: spec.name))
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def validate_args(self, name: str, args: Mapping[str, Any]) -> None:
+        """Raise ``ArgumentsInvalid`` when ``args`` break the tool's JSON Schema."""
+        validator = self._validators.get(name)
+        if validator is None:
+            raise UnknownTool(f"unknown tool {name!r}")
+        try:
+            validator(args)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            raise ArgumentsInvalid(f"arguments of {name!r}: {exc.message}") from None

@@ -1,0 +1,45 @@
+"""What a tool is, as far as compiling and authorising a plan goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["RISKS", "SIDE_EFFECTS", "Risk", "SideEffect", "ToolSpec"]
+
+SideEffect = Literal["none", "read", "write", "external"]
+Risk = Literal["low", "medium", "high"]
+SIDE_EFFECTS: tuple[SideEffect, ...] = ("none", "read", "write", "external")
+RISKS: tuple[Risk, ...] = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool's contract: its arguments' JSON Schema, permission scope and side effect.
+
+    ``side_effect_of`` refines the side effect for concrete arguments (an HTTP GET only
+    reads); without it every call has ``side_effect``. ``idempotent`` says whether a call
+    may be repeated safely, which is what allows automatic retries.
+    """
+
+    name: str
+    description: str
+    args_schema: Mapping[str, Any]
+    permission_scope: str
+    side_effect: SideEffect = "none"
+    idempotent: bool = True
+    risk: Risk = "low"
+    default_timeout_s: float = 60.0
+    side_effect_of: Callable[[Mapping[str, Any]], SideEffect] | None = field(
+        default=None, compare=False, repr=False
+    )
+    source: str = "builtin"
+
+    def effective_side_effect(self, args: Mapping[str, Any]) -> SideEffect:
+        return self.side_effect_of(args) if self.side_effect_of else self.side_effect
+
+    @property
+    def repeatable(self) -> bool:
+        """Whether running it twice is harmless: no side effect, a read, or idempotent."""
+        return self.side_effect in ("none", "read") or self.idempotent

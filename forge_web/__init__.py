@@ -1,0 +1,1 @@
+"""The top floor: settings, URLs, ASGI entry and the home page."""

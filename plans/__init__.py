@@ -1,0 +1,1 @@
+"""Plans and their immutable, approved versions."""

@@ -1,0 +1,1 @@
+"""Runs of approved plan versions, their steps and events, on Django Tasks workers."""
