@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels."""
+"""ASGI entry point: HTTP through Django (and /static/ unless a proxy serves it),
+websockets through Channels."""
 
 import os
 
@@ -8,5 +9,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "forge_web.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402  (needs Django set up first)
+from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+http_app = (
+    ASGIStaticFilesHandler(django_asgi_app) if settings.FORGE_SERVE_STATIC else django_asgi_app
+)
+
+application = ProtocolTypeRouter({"http": http_app})

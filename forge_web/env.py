@@ -1,4 +1,8 @@
-"""Typed readers of environment variables, raising ImproperlyConfigured on bad values."""
+"""Typed readers of environment variables, raising ImproperlyConfigured on bad values.
+
+Every variable Forge reads is listed in docs/configuration.md; the readers here only
+parse, so a typo in a value stops the process at start-up instead of at first use.
+"""
 
 from __future__ import annotations
 
@@ -22,14 +26,17 @@ def envbool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {raw!r}")
 
 
-def envint(name: str, default: int) -> int:
+def envint(name: str, default: int, *, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
 
 
 def envstr(name: str, default: str) -> str:
@@ -41,3 +48,10 @@ def envlist(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def envchoice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default).strip()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value

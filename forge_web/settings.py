@@ -1,23 +1,46 @@
-"""Forge's Django settings, read from the environment (see docs/configuration.md)."""
+"""Forge's Django settings, read from the environment (every variable: docs/configuration.md).
+
+Two modes. Development (the default) works from a fresh checkout: SQLite next to the code,
+a fixed secret key, localhost only. Production (``FORGE_PRODUCTION=1``) refuses to start
+without a real ``SECRET_KEY`` and ``ALLOWED_HOSTS`` and turns on HTTPS-only cookies, HSTS and
+the SSL redirect, so that ``manage.py check --deploy --fail-level WARNING`` passes; each of
+those is still tunable on its own.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
-from forge_web.env import envbool, envint, envlist, envstr
+from forge_web.databases import database_from_url
+from forge_web.env import envbool, envchoice, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# --- Mode, secrets, hosts -----------------------------------------------------------
+
+PRODUCTION = envbool("FORGE_PRODUCTION", False)
 DEBUG = envbool("DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DEBUG must be off when FORGE_PRODUCTION=1")
+
 _DEV_SECRET = "forge-development-only-secret-key-never-use-in-production-0123456789"
-SECRET_KEY = envstr("SECRET_KEY", _DEV_SECRET if DEBUG or not envbool("FORGE_PRODUCTION", False) else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when FORGE_PRODUCTION=1")
-ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+SECRET_KEY = envstr("SECRET_KEY", "" if PRODUCTION else _DEV_SECRET)
+if PRODUCTION and (not SECRET_KEY or SECRET_KEY == _DEV_SECRET):
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set to a long random value when FORGE_PRODUCTION=1"
+    )
+
+ALLOWED_HOSTS = envlist(
+    "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must name the site's host(s) when FORGE_PRODUCTION=1")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+# --- Applications ---------------------------------------------------------------------
 
 INSTALLED_APPS = [
     "daphne",
@@ -28,24 +51,31 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_tasks_db",
+    "ninja",  # serves the API docs' Swagger UI from our own static files, not a CDN
     "accounts",
     "audit",
     "plans",
     "runs",
+    "forge_web.apps.ForgeWebConfig",  # last: wires the apps below it together
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a login unless its view says otherwise (@login_not_required);
+    # the API answers 401 itself, so forge_web.urls marks its views as exempt.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "forge_web.urls"
 ASGI_APPLICATION = "forge_web.asgi.application"
+WSGI_APPLICATION = "forge_web.wsgi.application"
 
 TEMPLATES = [
     {
@@ -62,22 +92,29 @@ TEMPLATES = [
     },
 ]
 
+# --- Accounts -------------------------------------------------------------------------
+
+AUTH_USER_MODEL = "accounts.User"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# --- Database, tasks, channels --------------------------------------------------------
+
 DATABASES = {
-    "default": dj_database_url.parse(
+    "default": database_from_url(
         envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=envint("CONN_MAX_AGE", 600),
+        conn_max_age=envint("CONN_MAX_AGE", 600, minimum=0),
+        health_checks=envbool("CONN_HEALTH_CHECKS", True),
+        busy_timeout=envint("SQLITE_BUSY_TIMEOUT", 20, minimum=0),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Web and worker processes share one SQLite file: WAL lets readers run beside the
-    # writer, IMMEDIATE takes the write lock up front instead of failing on upgrade.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["OPTIONS"] = {
-        "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
-
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -93,14 +130,77 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- HTTPS and browser security -------------------------------------------------------
+
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", PRODUCTION)
+_proxy_header = envlist("SECURE_PROXY_SSL_HEADER", [])
+if _proxy_header and len(_proxy_header) != 2:
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER must be 'HEADER,value', e.g. 'HTTP_X_FORWARDED_PROTO,https'"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1]) if _proxy_header else None
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", PRODUCTION)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", PRODUCTION)
+SESSION_COOKIE_AGE = envint("SESSION_COOKIE_AGE", 60 * 60 * 24 * 14, minimum=60)
+X_FRAME_OPTIONS = "DENY"
+
+# Pages load scripts, styles, images and fonts from our own origin only: no inline
+# scripts or event handlers (front-end code reads its data from json_script blocks),
+# no framing, forms post back to us. connect-src 'self' also covers same-origin ws(s).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+
+SILENCED_SYSTEM_CHECKS = envlist("SILENCED_SYSTEM_CHECKS", [])
+
+# --- Static files, time, logging ------------------------------------------------------
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+# forge_serve runs daphne alone, so the ASGI app serves /static/ itself unless a proxy
+# in front does it (then set FORGE_SERVE_STATIC=0 and run collectstatic).
+FORGE_SERVE_STATIC = envbool("FORGE_SERVE_STATIC", True)
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
-STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {
+        "handlers": ["console"],
+        "level": envchoice(
+            "FORGE_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+        ),
+    },
+}
 
-FORGE_MAX_PLAN_BYTES = envint("FORGE_MAX_PLAN_BYTES", 4 * 1024 * 1024)
-FORGE_MAX_PLAN_STEPS = envint("FORGE_MAX_PLAN_STEPS", 5000)
+# --- Forge ----------------------------------------------------------------------------
+
+FORGE_MAX_PLAN_BYTES = envint("FORGE_MAX_PLAN_BYTES", 4 * 1024 * 1024, minimum=1)
+FORGE_MAX_PLAN_STEPS = envint("FORGE_MAX_PLAN_STEPS", 5000, minimum=1)
+# A plan travels inside a JSON body, where escaping can double it: let Django accept
+# such a body so that the plan importer, not Django, refuses an oversized plan by name.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * FORGE_MAX_PLAN_BYTES + 1024 * 1024)
+
+FORGE_API_PAGE_SIZE = envint("FORGE_API_PAGE_SIZE", 50, minimum=1)
+NINJA_PAGINATION_CLASS = "ninja.pagination.PageNumberPagination"
+NINJA_PAGINATION_PER_PAGE = FORGE_API_PAGE_SIZE
+NINJA_MAX_PER_PAGE_SIZE = FORGE_API_PAGE_SIZE

@@ -1,9 +1,25 @@
-"""Forge's URL map: the home page now; the API and apps mount here as they land."""
+"""Forge's URL map: pages, the accounts pages, and the API at /api/v1/."""
 
-from django.urls import path
+from __future__ import annotations
+
+from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from forge_web import views
+from forge_web.api import api
+
+
+def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
+    """The API's URLs, exempt from the login redirect: the API answers 401 itself."""
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        if isinstance(pattern, URLPattern):
+            pattern.callback.login_required = False  # type: ignore[attr-defined]
+    return patterns, app_name, namespace
+
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("accounts/", include("accounts.urls")),
+    path("api/v1/", _api_urls()),
+    re_path(r"^api/", views.api_not_found),
 ]

@@ -1,20 +1,37 @@
 """The ``forge.plan/v1`` plan document: typed values, codecs, formats, limits and diffs."""
 
 from forge.plan.codec import canonical_json, content_hash, from_data, to_data
+from forge.plan.diff import FieldChange, PlanDiff, StepChange, diff_plans
 from forge.plan.document import SCHEMA, Budget, DoneWhen, Estimate, PlanDocument, Step
+from forge.plan.formats import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    detect_format,
+    dump_plan,
+    load_plan,
+)
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
     "SCHEMA",
     "Budget",
     "DoneWhen",
     "Estimate",
+    "FieldChange",
     "ImportLimits",
+    "PlanDiff",
     "PlanDocument",
     "Step",
+    "StepChange",
     "canonical_json",
     "content_hash",
+    "detect_format",
+    "diff_plans",
+    "dump_plan",
     "from_data",
+    "load_plan",
     "to_data",
 ]

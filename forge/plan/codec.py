@@ -83,6 +83,16 @@ def _number(value: object, path: str, *, positive: bool = False) -> float:
     return value
 
 
+def _given(data: Mapping[str, Any], key: str, default: object) -> object:
+    """``data[key]``, or ``default`` when it is missing or null.
+
+    Only null means "not given": ``value or default`` would also swallow a wrongly typed
+    falsy value such as ``args: []`` or ``depends_on: ""`` instead of refusing it.
+    """
+    value = data.get(key)
+    return default if value is None else value
+
+
 def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(
         type(value), type(value).__name__
@@ -141,7 +151,7 @@ def _step(value: object, path: str) -> Step:
         raise _fail(f"{path}.id", "is required")
     step_id = check_id(data["id"], f"{path}.id")
     path = f"steps.{step_id}"
-    depends_on = _str_list(data.get("depends_on") or [], f"{path}.depends_on")
+    depends_on = _str_list(_given(data, "depends_on", []), f"{path}.depends_on")
     for index, dep in enumerate(depends_on):
         check_id(dep, f"{path}.depends_on[{index}]")
     tool = data.get("tool")
@@ -151,8 +161,8 @@ def _step(value: object, path: str) -> Step:
         description=_str(data.get("description", ""), f"{path}.description"),
         depends_on=depends_on,
         tool=None if tool is None else _str(tool, f"{path}.tool"),
-        args=dict(_mapping(data.get("args") or {}, f"{path}.args")),
-        tools_allowed=_str_list(data.get("tools_allowed") or [], f"{path}.tools_allowed"),
+        args=dict(_mapping(_given(data, "args", {}), f"{path}.args")),
+        tools_allowed=_str_list(_given(data, "tools_allowed", []), f"{path}.tools_allowed"),
         done_when=_done_when(data.get("done_when"), f"{path}.done_when"),
         timeout_s=None if timeout is None else _number(timeout, f"{path}.timeout_s", positive=True),
         retries=_int(data.get("retries", 0), f"{path}.retries"),
@@ -170,8 +180,8 @@ def _done_when(value: object, path: str) -> DoneWhen | None:
     _known(data, {"description", "required_keys", "checks"}, path)
     return DoneWhen(
         description=_str(data.get("description", ""), f"{path}.description"),
-        required_keys=_str_list(data.get("required_keys") or [], f"{path}.required_keys"),
-        checks=_str_list(data.get("checks") or [], f"{path}.checks"),
+        required_keys=_str_list(_given(data, "required_keys", []), f"{path}.required_keys"),
+        checks=_str_list(_given(data, "checks", []), f"{path}.checks"),
     )
 
 

@@ -11,7 +11,14 @@ from typing import Any
 
 from forge.errors import PlanDocumentError
 
-__all__ = ["DEFAULT_LIMITS", "ID_PATTERN", "ImportLimits", "check_depth", "check_id"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ID_PATTERN",
+    "ImportLimits",
+    "check_depth",
+    "check_id",
+    "too_deep",
+]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
@@ -25,16 +32,14 @@ class ImportLimits:
     def check_size(self, size: int) -> None:
         if size > self.max_bytes:
             raise PlanDocumentError(
-                f"document is {size} bytes, over the limit of {self.max_bytes} bytes "
-                "(max_bytes)",
+                f"document is {size} bytes, over the limit of {self.max_bytes} bytes (max_bytes)",
                 code="document_too_large",
             )
 
     def check_step_count(self, count: int) -> None:
         if count > self.max_steps:
             raise PlanDocumentError(
-                f"document has {count} steps, over the limit of {self.max_steps} steps "
-                "(max_steps)",
+                f"document has {count} steps, over the limit of {self.max_steps} steps (max_steps)",
                 code="too_many_steps",
             )
 
@@ -65,8 +70,13 @@ def check_depth(data: Any, max_depth: int) -> None:
         else:
             continue
         if depth > max_depth:
-            raise PlanDocumentError(
-                f"document is nested deeper than the limit of {max_depth} levels (max_depth)",
-                code="document_too_deep",
-            )
+            raise too_deep(max_depth)
         stack.extend((child, depth + 1) for child in children)
+
+
+def too_deep(max_depth: int) -> PlanDocumentError:
+    """The error for data nested past ``max_depth``; parsers raise it too, before any data."""
+    return PlanDocumentError(
+        f"document is nested deeper than the limit of {max_depth} levels (max_depth)",
+        code="document_too_deep",
+    )

@@ -55,7 +55,9 @@ class Policy:
     @classmethod
     def allowing(cls, scopes: Iterable[str], require_approval: Iterable[str] = ()) -> Policy:
         """Every tool of each scope in ``scopes``."""
-        return cls(allow={scope: ("*",) for scope in scopes}, require_approval=tuple(require_approval))
+        return cls(
+            allow=dict.fromkeys(scopes, ("*",)), require_approval=tuple(require_approval)
+        )
 
 
 @dataclass(frozen=True)

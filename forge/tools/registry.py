@@ -59,6 +59,7 @@ class ToolRegistry:
         if validator is None:
             raise UnknownTool(f"unknown tool {name!r}")
         try:
-            validator(args)
+            # fastjsonschema's "object" test is isinstance(dict): a read-only view fails it
+            validator(args if isinstance(args, dict) else dict(args))
         except fastjsonschema.JsonSchemaValueException as exc:
             raise ArgumentsInvalid(f"arguments of {name!r}: {exc.message}") from None

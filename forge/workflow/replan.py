@@ -35,9 +35,7 @@ def affected_subgraph(graph: TaskGraph, failed_id: str) -> tuple[str, ...]:
     return tuple(sorted(affected))
 
 
-def replan(
-    graph: TaskGraph, results: Mapping[str, TaskResult], failed_id: str
-) -> ReplanDecision:
+def replan(graph: TaskGraph, results: Mapping[str, TaskResult], failed_id: str) -> ReplanDecision:
     """Reset the failed task's affected subgraph; preserve succeeded tasks outside it.
 
     Pure: nothing is executed and neither ``graph`` nor ``results`` is changed.

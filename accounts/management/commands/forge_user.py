@@ -1,0 +1,59 @@
+"""Create or update a user with roles; optionally print a new API token for scripts.
+
+    python manage.py forge_user ci-bot --role operator --token
+
+With ``--token`` the token is the only thing written to standard output (one line), so
+``TOKEN=$(python manage.py forge_user ... --token)`` captures it; everything else goes
+to standard error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from accounts import services
+from accounts.roles import ROLES
+
+ACTOR = "cli:forge_user"
+
+
+class Command(BaseCommand):
+    help = "Create or update a Forge user; --role replaces the roles, --token prints a new token."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument(
+            "--role",
+            action="append",
+            choices=ROLES,
+            dest="roles",
+            help="a role to hold (repeat for several); replaces the user's roles",
+        )
+        parser.add_argument("--password", help="set this password (else: unchanged or none)")
+        parser.add_argument("--token", action="store_true", help="print a new API token")
+        parser.add_argument("--token-name", default="forge_user", help="name of that token")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            with transaction.atomic():
+                user, created = services.save_user(
+                    options["username"],
+                    actor=ACTOR,
+                    roles=options["roles"],
+                    password=options["password"],
+                )
+                value = None
+                if options["token"]:
+                    _, value = services.create_token(user, options["token_name"], actor=ACTOR)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        roles = ", ".join(user.roles) or "no roles"
+        self.stderr.write(f"{'created' if created else 'updated'} user {user.username} ({roles})")
+        if value is not None:
+            self.stdout.write(value)

@@ -1,0 +1,62 @@
+"""The roles of SPEC section 7 and what each may do: the one place that says so.
+
+A user holds any set of roles. Every role may read (what ``viewer`` may do); ``admin``
+holds every other role as well. Object-level rules stay with the action that needs
+them: an approver may approve plan versions, but never one they authored (plans checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+VIEWER = "viewer"
+AUTHOR = "author"
+APPROVER = "approver"
+OPERATOR = "operator"
+ADMIN = "admin"
+
+ROLES: tuple[str, ...] = (VIEWER, AUTHOR, APPROVER, OPERATOR, ADMIN)
+
+DESCRIPTIONS: dict[str, str] = {
+    VIEWER: "read plans, runs, tools, metrics and the audit trail",
+    AUTHOR: "create plans and edit them into new versions",
+    APPROVER: "approve or reject plan versions and paused steps (never their own)",
+    OPERATOR: "start, cancel and resume runs, reconcile interrupted steps",
+    ADMIN: "manage tools, policy and users; holds every other role",
+}
+
+# Permission names are "<object>.<verb>"; server code checks these, never role names,
+# so that moving a right from one role to another is a change to this table alone.
+PERMISSIONS: dict[str, frozenset[str]] = {
+    VIEWER: frozenset({"plan.view", "run.view", "tool.view", "metrics.view", "audit.view"}),
+    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile"}),
+    APPROVER: frozenset({"plan.approve", "step.approve"}),
+    OPERATOR: frozenset({"run.start", "run.cancel", "run.resume", "run.reconcile"}),
+    ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
+}
+
+ALL_PERMISSIONS: frozenset[str] = frozenset().union(*PERMISSIONS.values())
+
+
+def effective_roles(roles: Iterable[str]) -> frozenset[str]:
+    """The roles a holder of ``roles`` acts with: admin implies all, any role implies viewer."""
+    held = frozenset(roles) & frozenset(ROLES)
+    if ADMIN in held:
+        return frozenset(ROLES)
+    if held:
+        return held | {VIEWER}
+    return frozenset()
+
+
+def permissions_for(roles: Iterable[str]) -> frozenset[str]:
+    """Every permission granted by ``roles`` (after ``effective_roles``)."""
+    return frozenset().union(*(PERMISSIONS[role] for role in effective_roles(roles)))
+
+
+def validate_roles(roles: Iterable[str]) -> tuple[str, ...]:
+    """Return ``roles`` sorted and deduplicated; raise ValueError naming an unknown role."""
+    cleaned = sorted(set(roles))
+    unknown = [role for role in cleaned if role not in ROLES]
+    if unknown:
+        raise ValueError(f"unknown role {unknown[0]!r}; roles are {', '.join(ROLES)}")
+    return tuple(cleaned)

@@ -1,0 +1,146 @@
+"""How long ``GraphCompiler.compile`` takes, against ``graphlib`` on the same graph.
+
+Plans of 1,000, 10,000 and 100,000 steps with about two edges per step (each step depends
+on one random earlier step, and each step but the last is depended on by one random later
+step, so the last step is the only terminal one and the deliverable). Steps call ``echo``,
+``sleep``, ``noop`` and ``file_read`` with arguments, so argument schemas are checked, and
+carry ``done_when`` checks. Each size is compiled several times and the median taken; in
+the same run ``graphlib.TopologicalSorter(deps).static_order()`` is timed on the same
+dependency dict, so the ratio holds across machines. Goals: at 10,000 steps the ratio is
+at most 5, and 100,000 steps compile in under 3 s. Two more rows compile the 10,000-step
+plan with its steps shuffled (so the Kahn pass orders them) and with three cycles added
+(the error path, where networkx reports them; graphlib's time there is up to its
+``CycleError``). Timings on a shared machine swing by half from one run to the next, so
+read the ratios, and run it twice before believing a miss.
+
+Run with ``python -m bench.compile``.
+"""
+
+from __future__ import annotations
+
+import gc
+import graphlib
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from forge.compiler import GraphCompiler
+from forge.plan import Budget, DoneWhen, Estimate, PlanDocument, Step
+from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
+
+SIZES = ((1_000, 15), (10_000, 11), (100_000, 3))  # steps, repeats
+RATIO_GOAL = 5.0
+LARGE_GOAL_MS = 3000.0
+
+
+def build_plan(steps: int, seed: int = 20240601) -> PlanDocument:
+    rnd = random.Random(seed)
+    deps: list[set[int]] = [set() for _ in range(steps)]
+    for index in range(1, steps):
+        deps[index].add(rnd.randrange(index))
+    for index in range(steps - 1):
+        deps[rnd.randrange(index + 1, steps)].add(index)
+    return PlanDocument(
+        goal=f"benchmark plan of {steps} steps",
+        deliverable=f"s{steps - 1}",
+        budget=Budget(max_steps=steps, max_tokens=1_000 * steps, max_cost=float(steps)),
+        steps=tuple(_step(index, sorted(deps[index])) for index in range(steps)),
+    )
+
+
+def _step(index: int, deps: list[int]) -> Step:
+    kind = index % 4
+    tool, args = (
+        ("echo", {"index": index, "label": f"item {index}", "tags": ["bench", str(index % 7)]}),
+        ("sleep", {"seconds": (index % 10) / 10}),
+        ("noop", {}),
+        ("file_read", {"path": f"data/part-{index % 100}.csv"}),
+    )[kind]
+    return Step(
+        id=f"s{index}",
+        description=f"Produce item {index} from its inputs with {tool}",
+        depends_on=tuple(f"s{dep}" for dep in deps),
+        tool=tool,
+        args=args,
+        done_when=DoneWhen(
+            description=f"item {index} is recorded",
+            required_keys=("index",) if tool == "echo" else (),
+            checks=("index >= `0`",) if tool == "echo" else ("length(keys(@)) >= `0`",),
+        ),
+        estimate=Estimate(tokens=100, cost=0.01),
+    )
+
+
+def shuffled(document: PlanDocument, seed: int = 7) -> PlanDocument:
+    """``document`` with its steps in random order: the Kahn path instead of the fast one."""
+    steps = list(document.steps)
+    random.Random(seed).shuffle(steps)
+    return replace(document, steps=tuple(steps))
+
+
+def with_cycles(document: PlanDocument) -> PlanDocument:
+    """``document`` where three steps' first dependencies also depend on them."""
+    steps = list(document.steps)
+    index = {step.id: position for position, step in enumerate(steps)}
+    for dependent in (steps[500], steps[4_000], steps[8_000]):
+        dep = index[dependent.depends_on[0]]
+        steps[dep] = replace(steps[dep], depends_on=(*steps[dep].depends_on, dependent.id))
+    return replace(document, steps=tuple(steps))
+
+
+def paired_medians(
+    first: Callable[[], object], second: Callable[[], object], repeats: int
+) -> tuple[float, float]:
+    """Median milliseconds of each action, timed alternately so that a slow spell of a
+    shared machine weighs on both sides of the ratio."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        for action, found in ((first, times[0]), (second, times[1])):
+            gc.collect()
+            start = time.perf_counter()
+            action()
+            found.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+def topological_sort(document: PlanDocument) -> Callable[[], object]:
+    """The baseline: graphlib ordering the same dependencies (up to its CycleError)."""
+    graph = {step.id: step.depends_on for step in document.steps}
+
+    def sort() -> object:
+        try:
+            return list(graphlib.TopologicalSorter(graph).static_order())
+        except graphlib.CycleError:
+            return None
+
+    return sort
+
+
+def main() -> None:
+    compiler = GraphCompiler(builtin_registry(), PolicyEngine(DEFAULT_POLICY))
+    print("medians in ms; ratio = compile / graphlib, timed alternately in this run")
+    print(f"{'steps':>8} {'plan':<9} {'compile':>9} {'graphlib':>9} {'ratio':>6}  goal")
+    base = build_plan(10_000)
+    runs = [(steps, "ordered", build_plan(steps), repeats) for steps, repeats in SIZES]
+    runs += [(10_000, "shuffled", shuffled(base), 5), (10_000, "3 cycles", with_cycles(base), 5)]
+    for steps, label, document, repeats in runs:
+        result = compiler.compile(document)
+        compile_ms, graphlib_ms = paired_medians(
+            lambda d=document: compiler.compile(d), topological_sort(document), repeats
+        )
+        ratio = compile_ms / graphlib_ms
+        goal = ""
+        if label != "ordered":
+            goal = f"errors: {', '.join(sorted({d.code for d in result.errors})) or 'none'}"
+        elif steps == 10_000:
+            goal = f"ratio <= {RATIO_GOAL:g}: {'met' if ratio <= RATIO_GOAL else 'MISSED'}"
+        elif steps == 100_000:
+            met = compile_ms < LARGE_GOAL_MS
+            goal = f"< {LARGE_GOAL_MS / 1000:g} s: {'met' if met else 'MISSED'}"
+        print(f"{steps:>8} {label:<9} {compile_ms:>9.1f} {graphlib_ms:>9.1f} {ratio:>6.2f}  {goal}")
+
+
+if __name__ == "__main__":
+    main()

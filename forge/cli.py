@@ -1,0 +1,242 @@
+"""The ``forge`` command: compile, export and run plan documents without a server.
+
+Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
+errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
+read, 3 the run needs a replan, 4 the run waits for an approval. No Django settings are
+needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from forge.compiler import CompileResult, GraphCompiler
+from forge.errors import ForgeError
+from forge.plan import (
+    DEFAULT_LIMITS,
+    ImportLimits,
+    PlanDocument,
+    detect_format,
+    dump_plan,
+    load_plan,
+)
+from forge.planners import ScriptedPlanner
+from forge.progress import ProgressPrinter
+from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
+from forge.runtime.local import LocalRun, LocalRunResult
+from forge.toolbox import McpServerConfig, build_toolbox
+from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, builtin_registry
+
+EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
+_SEVERITIES = ("error", "warning", "info")
+
+
+class InputError(Exception):
+    """The input could not be read: exit 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except InputError as exc:
+        print(f"forge: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="forge", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    compile_ = commands.add_parser("compile", help="compile a plan and print its diagnostics")
+    _add_input_arguments(compile_)
+    compile_.add_argument("--json", action="store_true", help="print diagnostics as JSON")
+    compile_.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
+    compile_.set_defaults(handler=_compile)
+
+    export = commands.add_parser("export", help="convert a plan to another format")
+    _add_input_arguments(export)
+    export.add_argument("--to", required=True, choices=["mermaid", "dot", "json", "yaml"])
+    export.set_defaults(handler=_export)
+
+    run = commands.add_parser("run", help="run a plan locally with the real executor")
+    _add_input_arguments(run)
+    run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
+    run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
+    run.add_argument("--planner", help="scripted:FILE[,FILE...]: the versions replans return")
+    run.add_argument("--approve-as", metavar="NAME", help="approve waiting steps as NAME")
+    run.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a host http_request may reach (repeatable)",
+    )
+    run.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="start an MCP server over stdio and offer its tools (repeatable)",
+    )
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="plan document (JSON, YAML or Mermaid); - reads stdin")
+    parser.add_argument("--format", choices=["json", "yaml", "mermaid"], help="input format")
+    parser.add_argument("--max-bytes", type=int, default=DEFAULT_LIMITS.max_bytes)
+    parser.add_argument("--max-steps", type=int, default=DEFAULT_LIMITS.max_steps)
+
+
+def read_document(args: argparse.Namespace) -> PlanDocument:
+    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+    try:
+        if args.file == "-":
+            source = sys.stdin.buffer.read(limits.max_bytes + 1)
+            filename = None
+        else:
+            path = Path(args.file)
+            with path.open("rb") as stream:  # read one byte past the limit, never the whole file
+                source = stream.read(limits.max_bytes + 1)
+            filename = path.name
+    except OSError as exc:
+        raise InputError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    try:
+        fmt = args.format or detect_format(source, filename)
+        return load_plan(source, fmt, limits)
+    except ForgeError as exc:
+        raise InputError(f"{args.file}: {exc} [{exc.code}]") from None
+
+
+def _policy(path: Path | None) -> Policy:
+    if path is None:
+        return DEFAULT_POLICY
+    try:
+        fmt = detect_format(path.read_bytes(), path.name)
+        import yaml  # the policy is tiny and trusted no more than a plan: safe loading only
+
+        data = json.loads(path.read_text()) if fmt == "json" else yaml.safe_load(path.read_text())
+        return Policy.from_data(data)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read policy {path}: {exc}") from None
+
+
+def _compile(args: argparse.Namespace) -> int:
+    document = read_document(args)
+    compiler = GraphCompiler(builtin_registry(), PolicyEngine(_policy(args.policy)))
+    result = compiler.compile(document)
+    if args.json:
+        print(json.dumps(_result_data(result), indent=2, ensure_ascii=False))
+    else:
+        _print_diagnostics(args.file, result)
+    return EXIT_OK if result.ok else EXIT_ERRORS
+
+
+def _result_data(result: CompileResult) -> dict[str, object]:
+    return {
+        "ok": result.ok,
+        "diagnostics": [diagnostic.to_data() for diagnostic in result.diagnostics],
+        "graph": result.graph.to_data() if result.graph is not None else None,
+    }
+
+
+def _print_diagnostics(name: str, result: CompileResult) -> None:
+    for diagnostic in result.diagnostics:
+        print(f"{name}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}")
+    counts = dict.fromkeys(_SEVERITIES, 0)
+    for diagnostic in result.diagnostics:
+        counts[diagnostic.severity] += 1
+    summary = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items() if n)
+    verdict = "compiles" if result.ok else "does not compile"
+    print(f"{name}: {verdict}" + (f" ({summary})" if summary else ""))
+
+
+def _run(args: argparse.Namespace) -> int:
+    document = read_document(args)
+    planner = _planner(args.planner, args) if args.planner else None
+    try:
+        servers = [McpServerConfig.parse(text) for text in args.mcp]
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
+    workspace.mkdir(parents=True, exist_ok=True)
+    policy = PolicyEngine(_policy(args.policy))
+    with build_toolbox(allowed_hosts=args.allow_host, mcp_servers=servers) as toolbox:
+        compiler = GraphCompiler(toolbox.registry, policy)
+        executor = ToolExecutor(
+            toolbox.registry,
+            policy,
+            InMemoryRecordStore(),
+            toolbox.runners,
+            approvals=ApprovalSigner(secrets.token_bytes(32)),
+        )
+        progress = ProgressPrinter(sys.stdout, len(document.steps), live=sys.stdout.isatty())
+        print(f"workspace: {workspace}")
+        local = LocalRun(
+            compiler,
+            executor,
+            workspace,
+            planner=planner,
+            approver=args.approve_as,
+            signer=executor.approvals,
+            on_event=progress,
+        )
+        result = local.run(document)
+        progress.finish()
+    return _report(args.file, result)
+
+
+def _planner(spec: str, args: argparse.Namespace) -> ScriptedPlanner:
+    kind, _, files = spec.partition(":")
+    if kind != "scripted" or not files:
+        raise InputError(f"--planner takes scripted:FILE[,FILE...], not {spec!r}")
+    documents = []
+    for name in files.split(","):
+        documents.append(read_document(argparse.Namespace(**{**vars(args), "file": name})))
+    return ScriptedPlanner(documents, name=f"scripted:{files}")
+
+
+def _report(name: str, result: LocalRunResult) -> int:
+    if result.status == "not_compiled":
+        _print_diagnostics(name, CompileResult(result.diagnostics, None))
+        return EXIT_ERRORS
+    state = result.state
+    assert state is not None
+    if result.status == "needs_replan":
+        failed = state.steps[state.failed_step] if state.failed_step else None
+        print(
+            f"step {state.failed_step} {failed.status if failed else ''}: "
+            f"{failed.error if failed else ''}"
+        )
+        print(f"reset: {', '.join(state.reset) or '-'}")
+        print(f"preserved: {', '.join(state.preserved) or '-'}")
+        if result.stop_reason:
+            print(f"replan stopped: {result.stop_reason}")
+        return EXIT_NEEDS_REPLAN
+    if result.status == "awaiting_approval":
+        waiting = state.with_status("awaiting_approval")
+        print(f"waiting for approval: {', '.join(waiting)} (run again with --approve-as NAME)")
+        return EXIT_AWAITING_APPROVAL
+    print(
+        f"run {result.status}: {state.used_steps} step(s), {state.used_tokens} tokens, "
+        f"cost {state.used_cost:g}, {len(result.versions)} version(s)"
+    )
+    return EXIT_OK if result.status == "succeeded" else EXIT_ERRORS
+
+
+def _export(args: argparse.Namespace) -> int:
+    sys.stdout.write(dump_plan(read_document(args), args.to))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,20 @@
+"""The GraphCompiler: plan documents in, an ``ExecutableGraph`` or diagnostics out."""
+
+from forge.compiler.compiler import CompileResult, GraphCompiler
+from forge.compiler.diagnostics import CODES, SEVERITIES, Diagnostic, Severity
+from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect, ToolBinding
+from forge.compiler.structure import MAX_CYCLES_PER_COMPONENT
+
+__all__ = [
+    "CODES",
+    "MAX_CYCLES_PER_COMPONENT",
+    "SEVERITIES",
+    "CompileResult",
+    "Diagnostic",
+    "ExecutableGraph",
+    "ExecutableNode",
+    "GraphCompiler",
+    "PerformedSideEffect",
+    "Severity",
+    "ToolBinding",
+]

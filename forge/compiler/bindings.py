@@ -1,0 +1,174 @@
+"""Tool resolution: each step's tools looked up, authorised, and its call bound.
+
+A step with ``tool`` is a concrete call and gets a ``ToolBinding``; a ``tools_allowed``
+beside it only constrains it. A step with ``tools_allowed`` alone is an agent step: it gets
+no binding, because its calls are chosen at run time and each is bound and checked by the
+ToolExecutor then. ``args`` on an agent step are refused (``invalid_args``) rather than
+ignored, so nothing an author wrote is silently dropped. Permissions come from the
+``PolicyEngine`` alone; the plan's ``requires_approval_before`` reaches it as extra
+approval scopes, which can add approval reasons but never remove one. A step repeats a
+side effect when its tool, with an effect that writes or reaches outside and is not
+idempotent, has the same argument hash as a performed one; the step id is not compared,
+since renaming a step does not make sending the same e-mail twice harmless. Arguments are
+serialised to canonical JSON at compile time: what is not JSON is refused, and the hash
+that approvals bind to is fixed. Validation is cached per tool and canonical arguments,
+since plans often repeat a call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from forge.compiler.diagnostics import Diagnostic
+from forge.compiler.graph import PerformedSideEffect, ToolBinding
+from forge.plan import PlanDocument, Step, canonical_json
+from forge.tools import ArgumentsInvalid, PolicyDecision, PolicyEngine, ToolRegistry, ToolSpec
+
+__all__ = ["BindingResolver", "Resolved"]
+
+Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
+
+
+class BindingResolver:
+    """Resolves the steps of one document; it caches policy decisions per tool and
+    validation per distinct (tool, arguments), so build one per compile."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: PolicyEngine,
+        document: PlanDocument,
+        performed: Iterable[PerformedSideEffect],
+    ) -> None:
+        self._registry = registry
+        self._policy = policy
+        self._scopes = document.requires_approval_before
+        # tool name -> its spec and the policy's decision, or None when not registered
+        self._tools: dict[str, tuple[ToolSpec, PolicyDecision] | None] = {}
+        # tool name -> canonical args JSON -> (args hash, validation error or "")
+        self._checked: dict[str, dict[str, tuple[str, str]]] = {}
+        self._performed: dict[tuple[str, str], list[str]] = {}
+        for effect in performed:
+            self._performed.setdefault((effect.tool, effect.args_hash), []).append(effect.step_id)
+
+    def resolve(self, step: Step, out: list[Diagnostic]) -> Resolved:
+        """The step's binding (``None`` for an agent step or on error), its allowed tools
+        and its approval reasons; problems are appended to ``out``. A tool the policy
+        denies still has its arguments checked, so one compile reports both."""
+        allowed = self._allowed(step, out) if step.tools_allowed else ()
+        if step.tool is None:
+            return self._agent(step, allowed, out)
+        # A tool that tools_allowed lists has been looked up, and reported, already.
+        listed = step.tool in step.tools_allowed
+        if step.tools_allowed and not listed:
+            message = (
+                f"step {step.id!r} calls {step.tool!r}, which its tools_allowed "
+                f"({', '.join(step.tools_allowed)}) does not include"
+            )
+            out.append(Diagnostic.of("unauthorized_tool", message, (step.id,)))
+        spec = self._lookup(step, step.tool, "uses", [] if listed else out)
+        binding = None if spec is None else self._bind(step, spec, out)
+        if binding is None:
+            return None, allowed, ()
+        if self._performed and not binding.repeatable:
+            self._repeats(step, binding, out)
+        if binding.approval_reasons:
+            self._approval(step, binding.approval_reasons, out)
+        return binding, allowed, binding.approval_reasons
+
+    def _allowed(self, step: Step, out: list[Diagnostic]) -> tuple[ToolSpec, ...]:
+        names = dict.fromkeys(step.tools_allowed)
+        found = (self._lookup(step, name, "allows", out) for name in names)
+        return tuple(spec for spec in found if spec is not None)
+
+    def _agent(self, step: Step, allowed: tuple[ToolSpec, ...], out: list[Diagnostic]) -> Resolved:
+        if not step.tools_allowed:
+            out.append(Diagnostic.of("unknown_tool", f"step {step.id!r} names no tool", (step.id,)))
+        if step.args:
+            message = (
+                f"step {step.id!r} gives args but no tool; an agent step chooses its own "
+                "arguments, so name the tool or describe the input instead"
+            )
+            out.append(Diagnostic.of("invalid_args", message, (step.id,)))
+        every = (reason for spec in allowed for reason in self._decision(spec).approval_reasons)
+        reasons = tuple(dict.fromkeys(every))
+        if reasons:
+            self._approval(step, reasons, out)
+        return None, allowed, reasons
+
+    def _lookup(self, step: Step, name: str, verb: str, out: list[Diagnostic]) -> ToolSpec | None:
+        """The registered tool ``name``, reporting it when unknown or not authorised."""
+        if name not in self._tools:
+            spec = self._registry.get(name) if name in self._registry else None
+            self._tools[name] = (
+                None if spec is None else (spec, self._policy.decide(spec, self._scopes))
+            )
+        found = self._tools[name]
+        if found is None:
+            message = f"step {step.id!r} {verb} unknown tool {name!r}"
+            out.append(Diagnostic.of("unknown_tool", message, (step.id,)))
+            return None
+        spec, decision = found
+        if not decision.allowed:
+            message = f"step {step.id!r}: {decision.reason}"
+            out.append(Diagnostic.of("unauthorized_tool", message, (step.id,)))
+        return spec
+
+    def _decision(self, spec: ToolSpec) -> PolicyDecision:
+        """The policy's decision on a tool ``_lookup`` has already found."""
+        found = self._tools[spec.name]
+        assert found is not None
+        return found[1]
+
+    def _bind(self, step: Step, spec: ToolSpec, out: list[Diagnostic]) -> ToolBinding | None:
+        try:
+            args_json = canonical_json(step.args)
+        except (TypeError, ValueError) as exc:
+            out.append(
+                Diagnostic.of(
+                    "invalid_args", f"step {step.id!r}: arguments are not JSON: {exc}", (step.id,)
+                )
+            )
+            return None
+        known = self._checked.get(spec.name)
+        if known is None:
+            known = self._checked[spec.name] = {}
+        checked = known.get(args_json)
+        if checked is None:
+            try:
+                self._registry.validate_args(spec.name, step.args)
+                error = ""
+            except ArgumentsInvalid as exc:
+                error = exc.message
+            checked = known[args_json] = (hashlib.sha256(args_json.encode()).hexdigest(), error)
+        args_hash, error = checked
+        if error:
+            out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
+            return None
+        return ToolBinding(
+            tool=spec,
+            args=step.args,
+            args_hash=args_hash,
+            timeout_s=spec.default_timeout_s if step.timeout_s is None else step.timeout_s,
+            side_effect=spec.effective_side_effect(step.args),
+            approval_reasons=self._decision(spec).approval_reasons,
+        )
+
+    def _repeats(self, step: Step, binding: ToolBinding, out: list[Diagnostic]) -> None:
+        earlier = self._performed.get((binding.tool.name, binding.args_hash))
+        if earlier:
+            out.append(
+                Diagnostic.of(
+                    "repeats_side_effect",
+                    f"step {step.id!r} would repeat the {binding.side_effect} side effect of "
+                    f"{binding.tool.name!r} with the same arguments, already performed by "
+                    f"step {', '.join(map(repr, sorted(set(earlier))))}",
+                    (step.id,),
+                )
+            )
+
+    @staticmethod
+    def _approval(step: Step, reasons: tuple[str, ...], out: list[Diagnostic]) -> None:
+        message = f"step {step.id!r} will wait for approval: {'; '.join(reasons)}"
+        out.append(Diagnostic.of("approval_required", message, (step.id,)))

@@ -1,0 +1,102 @@
+"""``GraphCompiler``: the deterministic seam between a plan and the Scheduler.
+
+One ``compile`` call runs every check and returns every problem at once; a plan with any
+error-severity diagnostic gets no graph, so it can never reach the Scheduler. Diagnostics
+come errors first, then warnings, then infos, by code in the order of
+``diagnostics.SEVERITIES``, and within one code in document order; the same document gives
+the same diagnostics, node ids, order and content hash every time. The checks live in
+their own modules: ``structure`` (ids, dependencies, cycles), ``deliverable``,
+``bindings`` (tools, policy, arguments, side effects), ``contracts`` (descriptions and
+``done_when``) and ``budget``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from forge.compiler.bindings import BindingResolver
+from forge.compiler.budget import check_budget
+from forge.compiler.contracts import ContractChecker
+from forge.compiler.deliverable import resolve_deliverable
+from forge.compiler.diagnostics import Diagnostic, ordered
+from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect
+from forge.compiler.structure import analyse_structure
+from forge.plan import PlanDocument
+from forge.tools import PolicyEngine, ToolRegistry
+
+__all__ = ["CompileResult", "GraphCompiler"]
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """Every diagnostic, and the graph when no diagnostic is an error."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    graph: ExecutableGraph | None
+
+    @property
+    def ok(self) -> bool:
+        """Whether no diagnostic is an error (and so there is a graph)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "warning")
+
+    def to_data(self) -> dict[str, Any]:
+        """The body of ``POST /compile``: ``{"ok", "diagnostics", "graph"}``."""
+        return {
+            "ok": self.ok,
+            "diagnostics": [d.to_data() for d in self.diagnostics],
+            "graph": None if self.graph is None else self.graph.to_data(),
+        }
+
+
+class GraphCompiler:
+    """Compiles plan documents against one tool registry and one policy."""
+
+    def __init__(self, registry: ToolRegistry, policy: PolicyEngine) -> None:
+        self.registry = registry
+        self.policy = policy
+
+    def compile(
+        self, document: PlanDocument, performed_side_effects: Iterable[PerformedSideEffect] = ()
+    ) -> CompileResult:
+        """Check ``document`` and, when nothing is an error, build its ``ExecutableGraph``.
+
+        ``performed_side_effects`` are those of earlier versions' runs; a step that would
+        repeat one draws ``repeats_side_effect``. Never raises for a bad plan: every
+        problem becomes a diagnostic.
+        """
+        out: list[Diagnostic] = []
+        structure = analyse_structure(document.steps)
+        out.extend(structure.diagnostics)
+        deliverable = resolve_deliverable(document, structure, out)
+        resolver = BindingResolver(self.registry, self.policy, document, performed_side_effects)
+        contracts = ContractChecker()
+        nodes: dict[str, ExecutableNode] = {}
+        first = structure.steps
+        depends_on = structure.depends_on
+        for step in document.steps:
+            binding, allowed, reasons = resolver.resolve(step, out)
+            contracts.check(step, out)
+            if first[step.id] is step and step.id not in nodes:
+                nodes[step.id] = ExecutableNode(
+                    step.id, step, depends_on[step.id], binding, allowed, reasons
+                )
+        out.extend(check_budget(document))
+        diagnostics = ordered(out)
+        if deliverable is None or any(d.severity == "error" for d in diagnostics):
+            return CompileResult(diagnostics, None)
+        order = structure.order
+        if tuple(nodes) != order:
+            nodes = {step_id: nodes[step_id] for step_id in order}
+        graph = ExecutableGraph(document, MappingProxyType(nodes), order, deliverable)
+        return CompileResult(diagnostics, graph)

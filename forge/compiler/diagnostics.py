@@ -1,0 +1,101 @@
+"""Diagnostics: every problem the compiler finds, as data the editor can paint.
+
+A diagnostic has a stable ``code``, a severity, a message for people, and the node ids and
+edges it concerns; edges always point from a dependency to its dependent, ``[dep, step]``.
+``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, plus
+one deviation, ``invalid_check`` (error), for a ``done_when`` check that is not valid
+JMESPath; the SPEC has no code for it and folding it into ``unverifiable_done_when`` (a
+warning) would let a plan whose contract can never be evaluated compile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+__all__ = ["CODES", "SEVERITIES", "Diagnostic", "Severity", "name_list", "ordered"]
+
+Severity = Literal["error", "warning", "info"]
+
+SEVERITIES: Mapping[str, Severity] = MappingProxyType(
+    {
+        "cycle": "error",
+        "missing_dependency": "error",
+        "duplicate_id": "error",
+        "unknown_tool": "error",
+        "unauthorized_tool": "error",
+        "invalid_args": "error",
+        "invalid_check": "error",
+        "nonterminal_deliverable": "error",
+        "missing_deliverable": "error",
+        "unreachable_deliverable": "warning",
+        "budget_exceeded_statically": "warning",
+        "unverifiable_done_when": "warning",
+        "vague_step": "warning",
+        "repeats_side_effect": "warning",
+        "approval_required": "info",
+    }
+)
+CODES: tuple[str, ...] = tuple(SEVERITIES)
+
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+_CODE_RANK = {code: rank for rank, code in enumerate(CODES)}
+_NAMES_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    nodes: tuple[str, ...] = ()
+    edges: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        code: str,
+        message: str,
+        nodes: Iterable[str] = (),
+        edges: Iterable[tuple[str, str]] = (),
+    ) -> Diagnostic:
+        """A diagnostic with the severity ``SEVERITIES`` gives ``code`` (``KeyError`` if
+        the code is not in the table)."""
+        return cls(code, SEVERITIES[code], message, tuple(nodes), tuple(edges))
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "nodes": list(self.nodes),
+            "edges": [[source, target] for source, target in self.edges],
+        }
+
+
+def ordered(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """Errors, then warnings, then infos; within a severity by code in table order.
+
+    The sort is stable, so diagnostics of one code keep the order they were found in,
+    which the compiler makes document order.
+    """
+    return tuple(
+        sorted(
+            diagnostics,
+            key=lambda d: (_SEVERITY_RANK[d.severity], _CODE_RANK.get(d.code, len(CODES))),
+        )
+    )
+
+
+def name_list(ids: Sequence[str]) -> str:
+    """``ids`` for a message: the first few quoted, the rest only counted, so a message
+    about a 100,000-step plan stays one line."""
+    shown = ", ".join(repr(item) for item in ids[:_NAMES_SHOWN])
+    hidden = len(ids) - _NAMES_SHOWN
+    return f"{shown} and {hidden} more" if hidden > 0 else shown

@@ -1,0 +1,67 @@
+"""The JSON format: strict stdlib parsing in, indented UTF-8 out.
+
+Parsing refuses what ``json.loads`` would otherwise let through silently: a repeated key
+(the last one would win and the first value be lost) and the non-standard constants
+``NaN`` and ``Infinity``. Absurd nesting is turned from ``RecursionError`` into the depth
+limit's error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+from forge.errors import PlanDocumentError
+from forge.plan.codec import from_data, to_data
+from forge.plan.document import PlanDocument
+from forge.plan.limits import ImportLimits, too_deep
+
+__all__ = ["dump_json", "load_json", "parse_json"]
+
+
+def parse_json(text: str, limits: ImportLimits) -> object:
+    """Plain data from JSON ``text``; raises ``PlanDocumentError`` (``invalid_json``,
+    ``duplicate_key``, ``document_too_deep``)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except PlanDocumentError:
+        raise
+    except json.JSONDecodeError as error:
+        raise PlanDocumentError(
+            f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}",
+            code="invalid_json",
+            path=f"line {error.lineno}",
+        ) from None
+    except RecursionError:
+        # The C scanner recurses once per nesting level, so only documents far deeper
+        # than any limit get here; they are over the depth limit by construction.
+        raise too_deep(limits.max_depth) from None
+    except ValueError as error:  # e.g. an integer longer than Python's digit limit
+        raise PlanDocumentError(f"invalid JSON: {error}", code="invalid_json") from None
+
+
+def load_json(text: str, limits: ImportLimits) -> PlanDocument:
+    return from_data(parse_json(text, limits), limits)
+
+
+def dump_json(document: PlanDocument) -> str:
+    return json.dumps(to_data(document), indent=2, ensure_ascii=False) + "\n"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise PlanDocumentError(
+                f"duplicate key {key!r} in a JSON object: the first value would be lost",
+                code="duplicate_key",
+                path=key,
+            )
+        data[key] = value
+    return data
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise PlanDocumentError(
+        f"invalid JSON: {name} is not a JSON number", code="invalid_json", path=name
+    )

@@ -1,0 +1,108 @@
+"""Import a Mermaid flowchart as a plan: an edge ``a --> b`` means b depends on a.
+
+A hand-drawn flowchart gives structure only: steps (in order of first appearance) whose
+description is the node's label (empty for a bare id), and dependencies from the edges.
+The goal is the front-matter ``title``, else a ``%% goal: ...`` comment, else
+``"Imported from Mermaid"`` (a default rather than an error, so any flowchart imports and
+the editor can ask for a better goal). The ``%% forge`` comments written by ``dump_mermaid``
+restore every other field, so an exported plan imports back equal to the original.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forge.errors import PlanDocumentError
+from forge.plan.codec import from_data
+from forge.plan.document import PlanDocument
+from forge.plan.formats.json_io import parse_json
+from forge.plan.formats.mermaid_parse import Flowchart, mermaid_error, parse_flowchart
+from forge.plan.formats.yaml_safe import parse_yaml
+from forge.plan.limits import ImportLimits
+
+__all__ = ["DEFAULT_GOAL", "load_mermaid"]
+
+DEFAULT_GOAL = "Imported from Mermaid"
+_PLAN_META = re.compile(r"forge:\s*(?P<json>.*)")
+_STEP_META = re.compile(r"forge-step\s+(?P<node>\S+?):\s*(?P<json>.*)")
+_GOAL = re.compile(r"goal:\s*(?P<goal>.*)")
+_PLAN_KEYS = {"schema", "deliverable", "risk_level", "requires_approval_before", "budget",
+              "max_replans"}  # fmt: skip
+_STEP_KEYS = {"id", "depends_on", "tool", "args", "tools_allowed", "done_when", "timeout_s",
+              "retries", "rollback_hint", "estimate"}  # fmt: skip
+
+
+def load_mermaid(text: str, limits: ImportLimits) -> PlanDocument:
+    chart = parse_flowchart(text)
+    limits.check_step_count(len(chart.labels))
+    plan: dict[str, Any] | None = None
+    steps: dict[str, dict[str, Any]] = {}
+    goals: list[str] = []
+    for number, comment in chart.comments:
+        if match := _PLAN_META.fullmatch(comment):
+            if plan is not None:
+                raise mermaid_error(number, "a second '%% forge:' line")
+            plan = _meta(match["json"], number, _PLAN_KEYS, limits)
+        elif match := _STEP_META.fullmatch(comment):
+            node = match["node"]
+            if node not in chart.labels:
+                raise mermaid_error(number, f"'%% forge-step' names {node!r}, which is no node")
+            if node in steps:
+                raise mermaid_error(number, f"a second '%% forge-step' line for {node!r}")
+            steps[node] = _meta(match["json"], number, _STEP_KEYS, limits)
+        elif match := _GOAL.fullmatch(comment):
+            goals.append(match["goal"].strip())
+    goal = _title(chart, limits)
+    if goal is None:
+        goal = goals[0] if goals else DEFAULT_GOAL
+    return from_data((plan or {}) | {"goal": goal, "steps": _steps(chart, steps)}, limits)
+
+
+def _steps(chart: Flowchart, metas: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = {node: metas.get(node, {}).get("id", node) for node in chart.labels}
+    depends_on: dict[str, list[Any]] = {node: [] for node in chart.labels}
+    for source, target in chart.edges:
+        depends_on[target].append(ids[source])
+    return [
+        {"id": ids[node], "description": label or "", "depends_on": depends_on[node]}
+        | metas.get(node, {})
+        for node, label in chart.labels.items()
+    ]
+
+
+def _meta(text: str, number: int, allowed: set[str], limits: ImportLimits) -> dict[str, Any]:
+    try:
+        data = parse_json(text, limits)
+    except PlanDocumentError as error:
+        code = "invalid_mermaid" if error.code == "invalid_json" else error.code
+        raise PlanDocumentError(
+            f"line {number}: forge metadata: {error.message}", code=code, path=f"line {number}"
+        ) from None
+    if not isinstance(data, dict):
+        raise mermaid_error(number, "forge metadata must be a JSON object")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise mermaid_error(
+            number, f"forge metadata cannot hold {', '.join(map(repr, unknown))} here"
+        )
+    return data
+
+
+def _title(chart: Flowchart, limits: ImportLimits) -> str | None:
+    if chart.front_matter is None:
+        return None
+    try:
+        data = parse_yaml(chart.front_matter, limits)
+    except PlanDocumentError as error:
+        raise PlanDocumentError(
+            f"front matter: {error.message}", code=error.code, path="front matter"
+        ) from None
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise mermaid_error(2, "front matter must be a mapping such as 'title: ...'")
+    title = data.get("title")
+    if title is not None and not isinstance(title, str):
+        raise mermaid_error(2, "front matter 'title' must be a string")
+    return title

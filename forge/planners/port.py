@@ -1,0 +1,50 @@
+"""The planner seam: a task and an observation in, a versioned ``StructuredPlan`` out.
+
+A planner never writes step state, claims a worker or runs a tool; it only proposes a
+document, which the GraphCompiler then accepts or refuses. The editor is the human
+planner; ``ScriptedPlanner`` and ``LLMPlanner`` are the machine ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from forge.compiler import PerformedSideEffect
+from forge.plan import PlanDocument
+
+__all__ = ["Observation", "PlannerPort", "StructuredPlan"]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a planner sees: for a first plan only the task; for a replan the current
+    version, the failed step with its error or contract verdict, the completed steps
+    with their outputs, and the side effects that must not be repeated."""
+
+    current: PlanDocument | None = None
+    current_version: int | None = None
+    failed_step: str | None = None
+    error: str = ""
+    verdict: Any = None
+    completed: Mapping[str, Any] = field(default_factory=dict)
+    performed_side_effects: tuple[PerformedSideEffect, ...] = ()
+
+    @property
+    def is_replan(self) -> bool:
+        return self.current is not None
+
+
+@dataclass(frozen=True)
+class StructuredPlan:
+    """A proposed plan version: the document, the version it derives from, and why."""
+
+    document: PlanDocument
+    parent_version: int | None = None
+    reason: str = ""
+    planner: str = ""
+
+
+class PlannerPort(Protocol):
+    def plan(self, task: str, observation: Observation) -> StructuredPlan: ...

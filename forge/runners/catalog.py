@@ -1,0 +1,27 @@
+"""One runner for each built-in tool of SPEC section 3, ready to inject into the executor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from forge.runners.base import Runner
+from forge.runners.basic import BASIC_TOOLS, BasicRunner
+from forge.runners.files import FileReadRunner, FileWriteRunner
+from forge.runners.http import HttpRunner
+from forge.runners.shell import ShellRunner
+
+__all__ = ["builtin_runners"]
+
+
+def builtin_runners(
+    *, allowed_hosts: Iterable[str] = (), shell: ShellRunner | None = None
+) -> dict[str, Runner]:
+    """Tool name to runner. ``http_request`` reaches only ``allowed_hosts`` (none by
+    default); ``shell`` defaults to a ``ShellRunner`` choosing its sandbox itself."""
+    basic = BasicRunner()
+    runners: dict[str, Runner] = dict.fromkeys(BASIC_TOOLS, basic)
+    runners["shell"] = shell or ShellRunner()
+    runners["http_request"] = HttpRunner(allowed_hosts)
+    runners["file_read"] = FileReadRunner()
+    runners["file_write"] = FileWriteRunner()
+    return runners

@@ -1,0 +1,133 @@
+"""The ``shell`` runner: an argv list (never a shell string) run in the run's workspace.
+
+The command runs confined by a ``Sandbox`` (bubblewrap when available, rlimits and
+an unprivileged uid always), with an environment built from an allow list so the
+worker's secrets never reach it, until ``min(context.timeout_s, args.timeout_s)``.
+stdout and stderr are capped and kept as artifacts; a non-zero exit fails the step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from forge.runners.base import Artifact, RunContext, RunnerOutcome
+from forge.runners.errors import InvalidArguments, RunnerError
+from forge.runners.process import Captured, Completed, run_process_group
+from forge.runners.sandbox import Sandbox
+from forge.runners.workspace import Workspace
+from forge.tools.spec import ToolSpec
+
+__all__ = ["BASE_ENV", "RESERVED_ENV", "ShellRunner"]
+
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+# The runner owns these: PATH decides which program argv[0] is, HOME is the workspace.
+RESERVED_ENV = frozenset({"PATH", "HOME"})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class ShellRunner:
+    def __init__(self, sandbox: Sandbox | None = None, *, max_output_bytes: int = 1 << 20):
+        self.sandbox = sandbox or Sandbox()
+        self.max_output_bytes = max_output_bytes
+
+    def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
+        isolation = self.sandbox.isolation
+        try:
+            argv = _argv(args.get("argv"))
+            env = {**BASE_ENV, **_extra_env(args.get("env") or {})}
+            launch = self.sandbox.launch(argv, env, Workspace(context.workspace).root)
+        except RunnerError as error:
+            return RunnerOutcome.failure(str(error), error.code, isolation=isolation)
+        timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))
+        try:
+            completed = run_process_group(
+                launch,
+                timeout_s=timeout_s,
+                max_output_bytes=self.max_output_bytes,
+            )
+        except OSError as exc:  # only without bubblewrap: under it, env reports a bad argv[0]
+            exit_code = 127 if isinstance(exc, FileNotFoundError) else 126
+            message = f"cannot run {argv[0]!r}: {exc.strerror}"
+            return RunnerOutcome.failure(
+                message,
+                "nonzero_exit",
+                output={"exit_code": exit_code, "stdout": "", "stderr": message},
+                exit_code=exit_code,
+                isolation=isolation,
+                notes=self.sandbox.notes,
+            )
+        failure, code = _verdict(completed, timeout_s)
+        return RunnerOutcome(
+            ok=code is None,
+            output={
+                "exit_code": completed.exit_code,
+                "stdout": _text(completed.stdout),
+                "stderr": _text(completed.stderr),
+            },
+            error=failure,
+            error_code=code,
+            exit_code=completed.exit_code,
+            artifacts=(
+                _artifact("stdout", completed.stdout),
+                _artifact("stderr", completed.stderr),
+            ),
+            isolation=isolation,
+            notes=(
+                *self.sandbox.notes,
+                *completed.notes,
+                *_truncation_notes(completed.stdout, completed.stderr),
+            ),
+        )
+
+
+def _verdict(completed: Completed, timeout_s: float) -> tuple[str | None, str | None]:
+    """The error message and code of a finished command, or ``(None, None)``."""
+    if completed.timed_out:
+        return f"killed after the {timeout_s:g}s timeout", "timeout"
+    if completed.exit_code != 0:
+        return f"exit code {completed.exit_code}", "nonzero_exit"
+    return None, None
+
+
+def _argv(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not value:
+        raise InvalidArguments("argv must be a non-empty list of strings")
+    if not all(isinstance(item, str) and "\0" not in item for item in value):
+        raise InvalidArguments("argv must hold strings without NUL bytes")
+    if "=" in value[0]:
+        # `env -i NAME=VALUE... argv` would read it as one more variable.
+        raise InvalidArguments(f"argv[0] {value[0]!r} may not contain '='")
+    return tuple(value)
+
+
+def _extra_env(value: object) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise InvalidArguments("env must map names to strings")
+    env: dict[str, str] = {}
+    for name, text in value.items():
+        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+            raise InvalidArguments(f"env name {name!r} is not a valid variable name")
+        if name in RESERVED_ENV:
+            raise InvalidArguments(f"env may not set {name}: the runner decides it")
+        if not isinstance(text, str) or "\0" in text:
+            raise InvalidArguments(f"env value of {name} must be a string without NUL bytes")
+        env[name] = text
+    return env
+
+
+def _text(captured: Captured) -> str:
+    return bytes(captured.head).decode("utf-8", errors="replace")
+
+
+def _artifact(name: str, captured: Captured) -> Artifact:
+    return Artifact(name, "text/plain", bytes(captured.head), truncated=captured.truncated)
+
+
+def _truncation_notes(*captured: Captured) -> tuple[str, ...]:
+    return tuple(
+        f"{name} truncated to its first {stream.limit} of {stream.total} bytes"
+        for name, stream in zip(("stdout", "stderr"), captured, strict=True)
+        if stream.truncated
+    )

@@ -1,0 +1,191 @@
+"""The ToolExecutor: the single entry for side effects.
+
+It accepts only a ``ToolBinding`` from a compiled graph, never a planner's function,
+and does, in this order: argument schema validation, the policy check, the approval
+token, the timeout, the runner call, ``ToolResult`` normalisation, and an
+``ExecutionRecord`` for the store. Refusals happen before the runner is touched and are
+recorded too, so every attempt leaves a trace. Registry, policy, record store and
+runners are injected; nothing here knows about MCP, HTTP or Django.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+
+from forge.compiler import ToolBinding
+from forge.errors import ForgeError
+from forge.runners.base import RunContext, Runner, RunnerOutcome
+from forge.runtime.approvals import ApprovalSigner, ApprovalToken
+from forge.runtime.records import ExecutionRecord, ExecutionRecordStore
+from forge.runtime.results import ToolResult
+from forge.tools import PolicyEngine, ToolRegistry
+
+__all__ = ["ToolExecutor"]
+
+# Past its own timeout a runner gets this long to return before the executor gives up.
+_GRACE_S = 5.0
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: PolicyEngine,
+        records: ExecutionRecordStore,
+        runners: Mapping[str, Runner],
+        approvals: ApprovalSigner | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.records = records
+        self.runners = runners
+        self.approvals = approvals
+        self.clock = clock
+        self.calls = 0
+
+    def execute(
+        self,
+        binding: ToolBinding,
+        context: RunContext,
+        *,
+        token: ApprovalToken | None = None,
+        plan_approval_scopes: Iterable[str] = (),
+    ) -> ToolResult:
+        """Run one bound call and return its normalised result; never raises for a
+        refusal or a failure, only for a binding that is not a ``ToolBinding``."""
+        if not isinstance(binding, ToolBinding):
+            raise TypeError("the ToolExecutor runs only ToolBindings from a compiled graph")
+        self.calls += 1
+        started = self.clock()
+        try:
+            approved = self._admit(binding, context, token, plan_approval_scopes)
+        except ForgeError as refusal:
+            return self._refused(binding, context, refusal, started)
+        context = RunContext(
+            run_id=context.run_id,
+            step_id=context.step_id,
+            workspace=context.workspace,
+            timeout_s=binding.timeout_s,
+            attempt=context.attempt,
+            approved=approved,
+            approval_required=bool(binding.approval_reasons),
+        )
+        outcome = self._call(binding, context)
+        latency_ms = (self.clock() - started) * 1000
+        record = ExecutionRecord(
+            id=uuid.uuid4().hex,
+            run_id=context.run_id,
+            step_id=context.step_id,
+            attempt=context.attempt,
+            tool=binding.tool.name,
+            args_hash=binding.args_hash,
+            status="succeeded" if outcome.ok else "failed",
+            error=outcome.error or "",
+            error_code=outcome.error_code or "",
+            exit_code=outcome.exit_code,
+            isolation=outcome.isolation,
+            artifacts=outcome.artifacts,
+            notes=outcome.notes,
+            latency_ms=latency_ms,
+            tokens=outcome.tokens,
+            cost=outcome.cost,
+        )
+        self.records.save(record)
+        return ToolResult(
+            status="succeeded" if outcome.ok else "failed",
+            output=outcome.output,
+            error=outcome.error or "",
+            error_code=outcome.error_code or "",
+            tokens=outcome.tokens,
+            cost=outcome.cost,
+            latency_ms=latency_ms,
+            record_id=record.id,
+        )
+
+    def _admit(
+        self,
+        binding: ToolBinding,
+        context: RunContext,
+        token: ApprovalToken | None,
+        plan_approval_scopes: Iterable[str],
+    ) -> bool:
+        """Schema, policy and approval, in that order; True when an approval was checked."""
+        tool = self.registry.get(binding.tool.name)
+        if tool != binding.tool:
+            raise ForgeError(
+                f"tool {tool.name!r} changed since the plan was compiled", code="stale_binding"
+            )
+        self.registry.validate_args(tool.name, binding.args)
+        decision = self.policy.decide(tool, plan_approval_scopes)
+        if not decision.allowed:
+            raise ForgeError(decision.reason, code="unauthorized_tool")
+        if not (binding.approval_reasons or decision.requires_approval):
+            return False
+        if self.approvals is None:
+            raise ForgeError(
+                f"step {context.step_id!r} needs approval and no approval signer is configured",
+                code="approval_required",
+            )
+        self.approvals.verify(token, context.run_id, context.step_id, binding.args_hash)
+        return True
+
+    def _call(self, binding: ToolBinding, context: RunContext) -> RunnerOutcome:
+        runner = self.runners.get(binding.tool.name)
+        if runner is None:
+            return RunnerOutcome.failure(f"no runner for tool {binding.tool.name!r}", "no_runner")
+        if getattr(runner, "enforces_timeout", True):
+            return self._guarded(runner, binding, context)
+        return self._with_backstop(runner, binding, context)
+
+    @staticmethod
+    def _guarded(runner: Runner, binding: ToolBinding, context: RunContext) -> RunnerOutcome:
+        try:
+            return runner.run(binding.tool, binding.args, context)
+        except Exception as exc:  # a runner bug must fail the step, not the worker
+            return RunnerOutcome.failure(f"{type(exc).__name__}: {exc}", "runner_crashed")
+
+    def _with_backstop(
+        self, runner: Runner, binding: ToolBinding, context: RunContext
+    ) -> RunnerOutcome:
+        """Run in a daemon thread and stop waiting after the timeout: for runners (plugin
+        tools) that declare ``enforces_timeout = False``."""
+        box: list[RunnerOutcome] = []
+        thread = threading.Thread(
+            target=lambda: box.append(self._guarded(runner, binding, context)), daemon=True
+        )
+        thread.start()
+        thread.join(context.timeout_s + _GRACE_S)
+        if box:
+            return box[0]
+        return RunnerOutcome.failure(
+            f"tool {binding.tool.name!r} did not finish within {context.timeout_s:g} s", "timeout"
+        )
+
+    def _refused(
+        self, binding: ToolBinding, context: RunContext, refusal: ForgeError, started: float
+    ) -> ToolResult:
+        latency_ms = (self.clock() - started) * 1000
+        record = ExecutionRecord(
+            id=uuid.uuid4().hex,
+            run_id=context.run_id,
+            step_id=context.step_id,
+            attempt=context.attempt,
+            tool=binding.tool.name,
+            args_hash=binding.args_hash,
+            status="refused",
+            error=refusal.message,
+            error_code=refusal.code,
+            latency_ms=latency_ms,
+        )
+        self.records.save(record)
+        return ToolResult(
+            "failed",
+            error=refusal.message,
+            error_code=refusal.code,
+            latency_ms=latency_ms,
+            record_id=record.id,
+        )

@@ -1,0 +1,507 @@
+"""The Scheduler: readiness, admission and the transitions of SPEC section 5.
+
+Shaped like ``graphlib.TopologicalSorter``: ``prepare()``, then ``get_ready()`` for the
+steps admitted to start now, ``done()`` with each result, while ``is_active()``. The
+people-facing moves (approve, reject, cancel, resume, reconcile) and a lost worker
+(``interrupt``) are methods too. Every method decides by writing events and folding them
+with ``apply_event``, so ``state`` is always the fold of ``events``, and a scheduler
+built over a rebuilt state continues exactly where the stored one stopped. It never runs
+a tool: the caller executes admitted steps through the ToolExecutor.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from typing import Any
+
+from forge.compiler import ExecutableGraph, ExecutableNode
+from forge.errors import ForgeError
+from forge.runtime.contracts import check_output, verdict_data
+from forge.runtime.events import EventType, RunEvent
+from forge.runtime.results import ToolResult
+from forge.runtime.state import RunState, apply_event
+from forge.runtime.status import FINAL_RUN_STATUSES, StepStatus
+from forge.workflow import WorkflowBudget
+
+__all__ = ["Scheduler", "TransitionRefused", "approval_hash"]
+
+
+class TransitionRefused(ForgeError, ValueError):
+    """A move the run's or step's current status does not allow."""
+
+    code = "transition_refused"
+
+
+def approval_hash(node: ExecutableNode) -> str:
+    """What an approval binds: the exact arguments, or the agent step's whole content."""
+    return node.binding.args_hash if node.binding is not None else node.fingerprint
+
+
+def repeatable(node: ExecutableNode) -> bool:
+    """Whether running the step again is harmless (reads, no effect, or idempotent)."""
+    if node.binding is not None:
+        return node.binding.repeatable
+    return all(tool.repeatable for tool in node.allowed_tools)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        graph: ExecutableGraph,
+        run_id: str,
+        *,
+        plan_id: str = "",
+        plan_version: int = 1,
+        state: RunState | None = None,
+        max_concurrency: int = 0,
+    ) -> None:
+        self.graph = graph
+        self.plan_id = plan_id
+        self.state = state or RunState.new(run_id, graph.order, plan_version=plan_version)
+        self.max_concurrency = max_concurrency
+        self.events: list[RunEvent] = []
+        # Ready steps by topological position, kept as events make steps ready, so that
+        # admission never sorts or scans the whole plan. Entries go stale when a step
+        # leaves "ready" otherwise (cancel, resume); get_ready drops those as it meets them.
+        self._ready_heap: list[tuple[int, str]] = []
+        self._position: dict[str, int] = {}
+        self._heap_graph: ExecutableGraph | None = None
+        # Per step, how many dependencies have not succeeded yet (graphlib's
+        # npredecessors), filled lazily from the state: a join of a thousand steps is then
+        # checked in constant time each time one of them succeeds.
+        self._unmet: dict[str, int] = {}
+        self._unmet_graph: ExecutableGraph | None = None
+
+    # -- graphlib's shape -------------------------------------------------------------
+
+    def prepare(self) -> list[RunEvent]:
+        """Start the run: ``queued`` to ``running``, roots become ready (or wait)."""
+        mark = len(self.events)
+        self._run_transition(EventType.RUN_STARTED, "running", expect=("queued",))
+        self._advance(self.graph.order)
+        return self.events[mark:]
+
+    def get_ready(self) -> tuple[str, ...]:
+        """Admit ready steps now, in topological order, within the concurrency limit and
+        the budget; each admitted step is ``running`` when this returns."""
+        if self.state.status != "running":
+            return ()
+        running = self.state.count("running")
+        admitted: list[str] = []
+        heap = self._ready()
+        while heap:
+            if self.max_concurrency and running >= self.max_concurrency:
+                break
+            step_id = heap[0][1]
+            step = self.state.steps.get(step_id)
+            if step is None or step.status != "ready":
+                heapq.heappop(heap)
+                continue
+            node = self.graph.nodes[step_id]
+            estimate = node.step.estimate
+            tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
+            if not self._budget().can_reserve(1, tokens, cost):
+                self._run_transition(
+                    EventType.RUN_BUDGET_EXHAUSTED,
+                    "budget_exhausted",
+                    reason=f"budget cannot admit step {step_id!r}",
+                )
+                break
+            heapq.heappop(heap)
+            self._step(EventType.STEP_STARTED, step_id, "running", tokens=tokens, cost=cost)
+            admitted.append(step_id)
+            running += 1
+        return tuple(admitted)
+
+    def done(self, step_id: str, result: ToolResult) -> list[RunEvent]:
+        """Record a finished step: succeeded (valid output), invalid, failed, or retried."""
+        mark = len(self.events)
+        self._expect_step(step_id, "running")
+        node = self.graph.nodes[step_id]
+        if not result.succeeded:
+            if self._may_retry(node):
+                self._step(
+                    EventType.STEP_RETRIED, step_id, "ready", reason=result.error, usage=result
+                )
+            else:
+                self._step(
+                    EventType.STEP_FAILED,
+                    step_id,
+                    "failed",
+                    reason=result.error,
+                    facts=result.output,
+                    usage=result,
+                )
+                self._needs_replan(step_id)
+            return self.events[mark:]
+        verdict = check_output(node.step.done_when, result.output)
+        verdict_json = verdict_data(node.step.done_when, verdict)
+        if not verdict.valid:
+            self._step(
+                EventType.STEP_INVALID,
+                step_id,
+                "invalid",
+                facts=result.output,
+                verdict=verdict_json,
+                reason="; ".join(verdict.errors),
+                usage=result,
+            )
+            self._needs_replan(step_id)
+        else:
+            self._step(
+                EventType.STEP_SUCCEEDED,
+                step_id,
+                "succeeded",
+                facts=result.output,
+                verdict=verdict_json,
+                usage=result,
+            )
+            self._advance(self.graph.dependents(step_id))
+        return self.events[mark:]
+
+    def is_active(self) -> bool:
+        """Whether the run can progress without a person: steps ready or running."""
+        if self.state.status in FINAL_RUN_STATUSES:
+            return bool(self.state.count("running"))
+        return bool(self.state.count("ready") or self.state.count("running"))
+
+    # -- people and workers ----------------------------------------------------------
+
+    def approve(self, step_id: str, actor: str, args_hash: str) -> list[RunEvent]:
+        """An approval for exactly these arguments: the step may start."""
+        mark = len(self.events)
+        self._expect_step(step_id, "awaiting_approval")
+        expected = approval_hash(self.graph.nodes[step_id])
+        if args_hash != expected:
+            raise TransitionRefused(
+                f"approval of step {step_id!r} was given for other arguments; approve again",
+                code="approval_mismatch",
+            )
+        self._step(EventType.STEP_APPROVED, step_id, "ready", actor=actor, args_hash=expected)
+        self._settle_run_status()
+        return self.events[mark:]
+
+    def reject(self, step_id: str, actor: str, comment: str = "") -> list[RunEvent]:
+        mark = len(self.events)
+        self._expect_step(step_id, "awaiting_approval")
+        reason = f"rejected by {actor}" + (f": {comment}" if comment else "")
+        self._step(EventType.STEP_REJECTED, step_id, "failed", actor=actor, reason=reason)
+        self._needs_replan(step_id)
+        return self.events[mark:]
+
+    def cancel(self, actor: str, reason: str = "") -> list[RunEvent]:
+        """Stop admission and cancel every step that has not started."""
+        mark = len(self.events)
+        if self.state.status in FINAL_RUN_STATUSES:
+            raise TransitionRefused(f"run is already {self.state.status}")
+        for step_id in self.state.with_status("pending", "ready", "awaiting_approval"):
+            self._step(EventType.STEP_CANCELLED, step_id, "cancelled", actor=actor)
+        self._run_transition(EventType.RUN_CANCELLED, "cancelled", reason=reason, actor=actor)
+        return self.events[mark:]
+
+    def interrupt(self, step_id: str, reason: str = "worker lost") -> list[RunEvent]:
+        """A worker died mid-step: retry what is safe to repeat, else ask a person."""
+        mark = len(self.events)
+        self._expect_step(step_id, "running")
+        if repeatable(self.graph.nodes[step_id]) and self.state.status not in FINAL_RUN_STATUSES:
+            self._step(EventType.STEP_RETRIED, step_id, "ready", reason=f"{reason}; retrying")
+        else:
+            self._step(
+                EventType.STEP_NEEDS_RECONCILIATION,
+                step_id,
+                "needs_reconciliation",
+                reason=f"{reason}; a non-repeatable side effect may have happened",
+            )
+        return self.events[mark:]
+
+    def reconcile(
+        self, step_id: str, succeeded: bool, output: Any, actor: str, comment: str = ""
+    ) -> list[RunEvent]:
+        """A person states what really happened to an interrupted step."""
+        mark = len(self.events)
+        self._expect_step(step_id, "needs_reconciliation")
+        status: StepStatus = "succeeded" if succeeded else "failed"
+        self._step(
+            EventType.STEP_RECONCILED,
+            step_id,
+            status,
+            facts=output,
+            actor=actor,
+            reason=comment if not succeeded else "",
+        )
+        if succeeded:
+            self._advance(self.graph.dependents(step_id))
+        else:
+            self._needs_replan(step_id)
+        return self.events[mark:]
+
+    def resume(self, graph: ExecutableGraph, plan_version: int, actor: str) -> list[RunEvent]:
+        """Continue after ``needs_replan`` with a new version. Steps that succeeded, are
+        unchanged and depend only on preserved steps keep their results and never run
+        again; everything else starts over."""
+        mark = len(self.events)
+        if self.state.status != "needs_replan":
+            raise TransitionRefused(
+                f"only a run that needs a replan can resume, not {self.state.status}"
+            )
+        preserved: list[str] = []
+        kept: set[str] = set()
+        for step_id in graph.order:
+            old = self.graph.nodes.get(step_id)
+            step = self.state.steps.get(step_id)
+            node = graph.nodes[step_id]
+            if (
+                old is not None
+                and step is not None
+                and step.status == "succeeded"
+                and old.fingerprint == node.fingerprint
+                and all(dep in kept for dep in node.depends_on)
+            ):
+                kept.add(step_id)
+                preserved.append(step_id)
+        facts = {
+            "steps": list(graph.order),
+            "preserved": preserved,
+            "reset": [sid for sid in graph.order if sid not in kept],
+            "added": [sid for sid in graph.order if sid not in self.graph.nodes],
+            "removed": [sid for sid in self.graph.order if sid not in graph.nodes],
+            "from_version": self.state.plan_version,
+        }
+        self.graph = graph
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=plan_version,
+                event_type=EventType.RUN_RESUMED,
+                transition=("needs_replan", "running"),
+                facts=facts,
+                actor=actor,
+            )
+        )
+        self._advance(graph.order)
+        return self.events[mark:]
+
+    # -- decisions --------------------------------------------------------------------
+
+    def _advance(self, candidates: Iterable[str]) -> None:
+        """Move pending candidates whose dependencies all succeeded to ready (or to
+        awaiting_approval), then settle the run's status."""
+        if self.state.status in FINAL_RUN_STATUSES or self.state.status == "needs_replan":
+            return
+        steps = self.state.steps
+        for step_id in candidates:
+            if steps[step_id].status != "pending":
+                continue
+            node = self.graph.nodes[step_id]
+            if self._unmet_dependencies(step_id):
+                continue
+            if node.approval_reasons and steps[step_id].approved_hash != approval_hash(node):
+                self._step(
+                    EventType.STEP_AWAITING_APPROVAL,
+                    step_id,
+                    "awaiting_approval",
+                    reason="; ".join(node.approval_reasons),
+                    args_hash=approval_hash(node),
+                )
+            else:
+                self._step(EventType.STEP_READY, step_id, "ready")
+            steps = self.state.steps
+        self._settle_run_status()
+
+    def _settle_run_status(self) -> None:
+        state = self.state
+        if state.status not in ("running", "awaiting_approval"):
+            return
+        if state.count("succeeded") + state.count("skipped") == len(state.steps):
+            self._run_transition(EventType.RUN_SUCCEEDED, "succeeded")
+        elif (
+            state.status == "running"
+            and state.count("awaiting_approval")
+            and not (state.count("ready") or state.count("running"))
+        ):
+            self._run_transition(
+                EventType.RUN_AWAITING_APPROVAL,
+                "awaiting_approval",
+                reason="steps wait for approval",
+            )
+        elif state.status == "awaiting_approval" and state.count("ready"):
+            self._run_transition(EventType.RUN_CONTINUED, "running")
+
+    def _needs_replan(self, failed_id: str) -> None:
+        if self.state.status in FINAL_RUN_STATUSES or self.state.status == "needs_replan":
+            return
+        max_replans = self.graph.document.max_replans
+        if self.state.replans >= max_replans:
+            self._run_transition(
+                EventType.RUN_FAILED,
+                "failed",
+                reason=f"step {failed_id!r} failed and the run has used all "
+                f"{max_replans} replan(s)",
+            )
+            return
+        reset = self._descendants(failed_id)
+        preserved = sorted(
+            sid
+            for sid, step in self.state.steps.items()
+            if step.status == "succeeded" and sid not in reset
+        )
+        self._run_transition(
+            EventType.RUN_NEEDS_REPLAN,
+            "needs_replan",
+            reason=f"step {failed_id!r} {self.state.steps[failed_id].status}",
+            facts={
+                "failed_step": failed_id,
+                "reset": sorted(reset),
+                "preserved": preserved,
+                "error": self.state.steps[failed_id].error,
+            },
+        )
+
+    def _descendants(self, step_id: str) -> set[str]:
+        seen = {step_id}
+        frontier = [step_id]
+        while frontier:
+            for child in self.graph.dependents(frontier.pop()):
+                if child not in seen:
+                    seen.add(child)
+                    frontier.append(child)
+        return seen
+
+    def _may_retry(self, node: ExecutableNode) -> bool:
+        attempt = self.state.steps[node.id].attempt
+        return (
+            node.step.retries >= attempt
+            and repeatable(node)
+            and self.state.status not in FINAL_RUN_STATUSES
+        )
+
+    def _budget(self) -> WorkflowBudget:
+        limits = self.graph.document.budget
+        inf = float("inf")
+        return WorkflowBudget(
+            max_steps=inf if limits.max_steps is None else limits.max_steps,
+            max_tokens=inf if limits.max_tokens is None else limits.max_tokens,
+            max_cost=inf if limits.max_cost is None else limits.max_cost,
+            used_steps=self.state.used_steps,
+            used_tokens=self.state.used_tokens,
+            used_cost=self.state.used_cost,
+        )
+
+    def _ready(self) -> list[tuple[int, str]]:
+        """The heap of ready steps, rebuilt from the state when the graph changed (a new
+        scheduler over a stored run, or a resume)."""
+        if self._heap_graph is not self.graph:
+            position = {step_id: i for i, step_id in enumerate(self.graph.order)}
+            self._position = position
+            self._ready_heap = [(position[sid], sid) for sid in self.state.with_status("ready")]
+            heapq.heapify(self._ready_heap)
+            self._heap_graph = self.graph
+        return self._ready_heap
+
+    def _expect_step(self, step_id: str, *statuses: StepStatus) -> None:
+        step = self.state.steps.get(step_id)
+        if step is None:
+            raise TransitionRefused(f"run has no step {step_id!r}", code="not_found")
+        if step.status not in statuses:
+            raise TransitionRefused(
+                f"step {step_id!r} is {step.status}, not {' or '.join(statuses)}"
+            )
+
+    # -- writing events ---------------------------------------------------------------
+
+    def _emit(self, event: RunEvent) -> None:
+        self.state = apply_event(self.state, event)
+        self.events.append(event)
+        if event.step_id is None:
+            return
+        if event.step_status == "ready" and self._heap_graph is self.graph:
+            heapq.heappush(self._ready_heap, (self._position[event.step_id], event.step_id))
+        elif event.step_status == "succeeded" and self._unmet_graph is self.graph:
+            for child in self.graph.dependents(event.step_id):
+                if child in self._unmet:
+                    self._unmet[child] -= 1
+
+    def _unmet_dependencies(self, step_id: str) -> int:
+        if self._unmet_graph is not self.graph:
+            self._unmet = {}
+            self._unmet_graph = self.graph
+        count = self._unmet.get(step_id)
+        if count is None:
+            steps = self.state.steps
+            deps = self.graph.nodes[step_id].depends_on
+            count = sum(1 for dep in deps if steps[dep].status != "succeeded")
+            self._unmet[step_id] = count
+        return count
+
+    def _step(
+        self,
+        event_type: str,
+        step_id: str,
+        to: StepStatus,
+        *,
+        reason: str = "",
+        facts: Any = None,
+        verdict: Any = None,
+        actor: str = "",
+        args_hash: str = "",
+        tokens: int = 0,
+        cost: float = 0.0,
+        usage: ToolResult | None = None,
+    ) -> None:
+        """Write one step event; ``usage`` is the finished call whose tokens, cost, latency
+        and model the event reports (otherwise ``tokens`` and ``cost`` are a reservation)."""
+        node = self.graph.nodes.get(step_id)
+        binding = node.binding if node is not None else None
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                step_id=step_id,
+                event_type=event_type,
+                transition=(self.state.steps[step_id].status, to),
+                step_status=to,
+                blocked_reason=reason,
+                facts=facts,
+                verdict=verdict,
+                actor=actor,
+                tool_name=binding.tool.name if binding else "",
+                tool_args_hash=args_hash or (binding.args_hash if binding else ""),
+                permission_scope=binding.tool.permission_scope if binding else "",
+                side_effect=binding.side_effect if binding else "",
+                tokens=usage.tokens if usage else tokens,
+                cost=usage.cost if usage else cost,
+                latency_ms=usage.latency_ms if usage else None,
+                model=usage.model if usage else "",
+            )
+        )
+
+    def _run_transition(
+        self,
+        event_type: str,
+        to: str,
+        *,
+        reason: str = "",
+        facts: Any = None,
+        actor: str = "",
+        expect: tuple[str, ...] = (),
+    ) -> None:
+        if expect and self.state.status not in expect:
+            raise TransitionRefused(f"run is {self.state.status}, not {' or '.join(expect)}")
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                event_type=event_type,
+                transition=(self.state.status, to),
+                blocked_reason=reason,
+                facts=facts,
+                actor=actor,
+            )
+        )

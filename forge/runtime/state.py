@@ -1,0 +1,214 @@
+"""A run's state as a value, and ``apply_event``: the one function that changes it.
+
+Everything the scheduler decides is written down as events first; the state is only
+ever the fold of those events, so a run can always be rebuilt from what was stored.
+Steps live in persistent maps (``immutables.Map``, a HAMT): each event then costs the
+same whether the plan has ten steps or ten thousand, where copying a dict per event made
+a run quadratic in its size. ``by_status`` indexes the steps by status for the same
+reason: admission and the run's status never scan every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+from immutables import Map
+
+from forge.runtime.events import EventType, RunEvent
+from forge.runtime.status import RunStatus, StepStatus
+
+__all__ = ["RunState", "StepState", "apply_event", "rebuild"]
+
+
+@dataclass(frozen=True)
+class StepState:
+    status: StepStatus = "pending"
+    attempt: int = 0
+    output: Any = None
+    error: str = ""
+    verdict: Any = None
+    tokens: int = 0
+    cost: float = 0.0
+    approved_hash: str = ""  # the arguments' hash an approval was given for
+    approved_by: str = ""
+    reserved_tokens: int = 0  # the estimate reserved at start, until the real use is known
+    reserved_cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunState:
+    run_id: str
+    steps: Map[str, StepState]
+    by_status: Map[str, Map[str, None]]
+    status: RunStatus = "queued"
+    plan_version: int = 1
+    used_steps: int = 0
+    used_tokens: int = 0
+    used_cost: float = 0.0
+    replans: int = 0
+    failed_step: str | None = None
+    reset: tuple[str, ...] = ()
+    preserved: tuple[str, ...] = ()
+    last_seq: int = 0
+    blocked_reason: str = ""
+
+    @classmethod
+    def new(cls, run_id: str, step_ids: Iterable[str], plan_version: int = 1) -> RunState:
+        steps = Map({step_id: StepState() for step_id in step_ids})
+        return cls(run_id, steps, _index(steps), plan_version=plan_version)
+
+    def with_status(self, *statuses: StepStatus) -> tuple[str, ...]:
+        """The ids of the steps in any of ``statuses``, sorted."""
+        found: list[str] = []
+        for status in statuses:
+            found.extend(self.by_status.get(status, _EMPTY))
+        return tuple(sorted(found))
+
+    def count(self, status: StepStatus) -> int:
+        return len(self.by_status.get(status, _EMPTY))
+
+
+_EMPTY: Map[str, None] = Map()
+
+
+def _index(steps: Mapping[str, StepState]) -> Map[str, Map[str, None]]:
+    index: dict[str, dict[str, None]] = {}
+    for step_id, step in steps.items():
+        index.setdefault(step.status, {})[step_id] = None
+    return Map({status: Map(ids) for status, ids in index.items()})
+
+
+def _moved(
+    index: Map[str, Map[str, None]], step_id: str, before: str | None, after: str
+) -> Map[str, Map[str, None]]:
+    if before == after:
+        return index
+    if before is not None:
+        index = index.set(before, index.get(before, _EMPTY).delete(step_id))
+    return index.set(after, index.get(after, _EMPTY).set(step_id, None))
+
+
+_SETTLES_USAGE = frozenset(
+    {
+        EventType.STEP_SUCCEEDED,
+        EventType.STEP_FAILED,
+        EventType.STEP_INVALID,
+        EventType.STEP_RETRIED,
+        EventType.STEP_RECONCILED,
+        EventType.STEP_NEEDS_RECONCILIATION,
+    }
+)
+
+
+def apply_event(state: RunState, event: RunEvent) -> RunState:
+    """The state after ``event``. Pure: ``state`` is not changed.
+
+    Budget use is reserved when a step starts (the event carries the step's estimate)
+    and settled when it ends (the event carries what was really used), so concurrent
+    steps can never together overspend what admission allowed.
+    """
+    changes: dict[str, Any] = {"last_seq": max(state.last_seq, event.seq)}
+    if event.step_id is not None and event.step_status is not None:
+        known = state.steps.get(event.step_id)
+        step = known or StepState()
+        updated = _apply_to_step(step, event)
+        changes["steps"] = state.steps.set(event.step_id, updated)
+        changes["by_status"] = _moved(
+            state.by_status, event.step_id, known.status if known else None, updated.status
+        )
+        if event.event_type == EventType.STEP_STARTED:
+            changes["used_steps"] = state.used_steps + 1
+            changes["used_tokens"] = state.used_tokens + event.tokens
+            changes["used_cost"] = state.used_cost + event.cost
+        elif event.event_type in _SETTLES_USAGE:
+            changes["used_tokens"] = state.used_tokens + event.tokens - step.reserved_tokens
+            changes["used_cost"] = state.used_cost + event.cost - step.reserved_cost
+    elif event.transition is not None:
+        changes["status"] = cast(RunStatus, event.transition[1])
+        changes["blocked_reason"] = event.blocked_reason
+        changes.update(_apply_to_run(state, event))
+    return replace(state, **changes)
+
+
+def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
+    kind = event.event_type
+    status = cast(StepStatus, event.step_status)
+    if kind == EventType.STEP_STARTED:
+        return replace(
+            step,
+            status=status,
+            attempt=step.attempt + 1,
+            error="",
+            verdict=None,
+            reserved_tokens=event.tokens,
+            reserved_cost=event.cost,
+        )
+    if kind in _SETTLES_USAGE:
+        step = replace(
+            step,
+            tokens=step.tokens + event.tokens,
+            cost=step.cost + event.cost,
+            reserved_tokens=0,
+            reserved_cost=0.0,
+        )
+    if kind in (EventType.STEP_SUCCEEDED, EventType.STEP_RECONCILED):
+        return replace(
+            step,
+            status=status,
+            output=event.facts,
+            verdict=event.verdict,
+            error=event.blocked_reason,
+        )
+    if kind in (EventType.STEP_FAILED, EventType.STEP_INVALID):
+        return replace(
+            step,
+            status=status,
+            output=event.facts,
+            error=event.blocked_reason,
+            verdict=event.verdict,
+        )
+    if kind == EventType.STEP_APPROVED:
+        return replace(
+            step, status=status, approved_hash=event.tool_args_hash, approved_by=event.actor
+        )
+    return replace(step, status=status, error=event.blocked_reason or step.error)
+
+
+def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
+    facts = event.facts if isinstance(event.facts, Mapping) else {}
+    if event.event_type == EventType.RUN_STARTED:
+        return {"plan_version": event.plan_version}
+    if event.event_type == EventType.RUN_NEEDS_REPLAN:
+        return {
+            "failed_step": facts.get("failed_step"),
+            "reset": tuple(facts.get("reset", ())),
+            "preserved": tuple(facts.get("preserved", ())),
+        }
+    if event.event_type == EventType.RUN_RESUMED:
+        preserved = set(facts.get("preserved", ()))
+        steps = Map(
+            {
+                sid: state.steps[sid] if sid in preserved and sid in state.steps else StepState()
+                for sid in facts.get("steps", ())
+            }
+        )
+        return {
+            "plan_version": event.plan_version,
+            "replans": state.replans + 1,
+            "steps": steps,
+            "by_status": _index(steps),
+            "failed_step": None,
+            "reset": (),
+            "preserved": (),
+        }
+    return {}
+
+
+def rebuild(run_id: str, step_ids: Iterable[str], events: Iterable[RunEvent]) -> RunState:
+    """Fold ``events`` (in seq order) over a fresh state."""
+    state = RunState.new(run_id, step_ids)
+    for event in events:
+        state = apply_event(state, event)
+    return state

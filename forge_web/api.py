@@ -1,0 +1,142 @@
+"""The one NinjaAPI, mounted at /api/v1/: authentication, error mapping and the routers.
+
+Authentication: a bearer API token, or the browser's session with CSRF for unsafe
+methods (accounts.auth). Every operation needs one of them unless it says ``auth=None``.
+
+Errors are always JSON ``{"detail": ..., "code": ...}``:
+
+- 401 ``not_authenticated``: no credentials, or a bad or revoked token
+- 403 ``permission_denied`` (a role is missing) or ``csrf_failed``
+- 404 ``not_found``
+- 400 with the error's own ``code`` for ``forge.errors.ForgeError``, plus ``diagnostics``
+  when the error carries them (``FORGE_ERROR_STATUS`` gives some errors another status)
+- 413 ``request_too_large``, 400 ``bad_request`` for a body Django refuses to read
+- 422 ``validation_error`` with ``errors``: the request does not match the schema
+- 500 ``server_error``: anything unexpected, logged, never a stack trace in the answer
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from accounts.api import router as accounts_router
+from accounts.auth import BearerTokenAuth, SessionAuth
+from audit.api import router as audit_router
+from forge.errors import ForgeError
+
+logger = logging.getLogger(__name__)
+
+# Swagger UI sets inline styles, so the docs page alone may use them; scripts stay 'self'.
+_docs_csp = csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]})
+
+api = NinjaAPI(
+    title="Forge API",
+    version="1",
+    description="Reviewed, compiled, audited executions of AI-agent plans.",
+    urls_namespace="api",
+    auth=[BearerTokenAuth(), SessionAuth()],
+    openapi_url="/openapi.json",
+    docs_url="/docs",
+    docs_decorator=_docs_csp,
+)
+
+# --- Routers: one per app, each owns its paths (see the SPEC section 6 table) -----------
+api.add_router("", accounts_router)  # /me, /tokens
+api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
+# Next: plans and runs, e.g.
+#   from plans.api import router as plans_router; api.add_router("", plans_router)
+#   from runs.api import router as runs_router; api.add_router("", runs_router)
+
+# ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
+# {PlanNotApproved: 409, PlanTooLarge: 413}.
+FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {}
+
+_CODE_BY_STATUS = {
+    400: "bad_request",
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "request_too_large",
+    429: "throttled",
+}
+
+
+def error(request: HttpRequest, status: int, detail: Any, code: str, **extra: Any) -> HttpResponse:
+    """The one shape of every API error."""
+    return api.create_response(request, {"detail": detail, "code": code, **extra}, status=status)
+
+
+@api.exception_handler(AuthenticationError)
+def _not_authenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    message = exc.message if exc.message != "Unauthorized" else "Authentication required"
+    response = error(request, 401, message, "not_authenticated")
+    response["WWW-Authenticate"] = 'Bearer realm="forge"'
+    return response
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    code = getattr(exc, "code", None) or _CODE_BY_STATUS.get(exc.status_code, "error")
+    return error(request, exc.status_code, exc.message, code)
+
+
+@api.exception_handler(PermissionDenied)
+def _permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return error(request, 403, str(exc) or "Permission denied", "permission_denied")
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return error(request, 404, "Not found", "not_found")
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return error(request, 422, "Invalid request", "validation_error", errors=exc.errors)
+
+
+@api.exception_handler(ForgeError)
+def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
+    status = next(
+        (FORGE_ERROR_STATUS[cls] for cls in type(exc).__mro__ if cls in FORGE_ERROR_STATUS), 400
+    )
+    extra: dict[str, Any] = {}
+    diagnostics = getattr(exc, "diagnostics", None)
+    if diagnostics is not None:
+        extra["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]
+    return error(request, status, exc.message, exc.code, **extra)
+
+
+@api.exception_handler(SuspiciousOperation)
+def _suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    if isinstance(exc, RequestDataTooBig):
+        return error(request, 413, "Request body too large", "request_too_large")
+    logger.warning("suspicious API request: %s", exc)
+    return error(request, 400, "Bad request", "bad_request")
+
+
+@api.exception_handler(Exception)
+def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    logger.error("unexpected error in %s %s", request.method, request.path, exc_info=exc)
+    return error(request, 500, "Internal server error", "server_error")
+
+
+def _as_json(value: Any) -> Any:
+    """A diagnostic as JSON: its to_dict(), a dataclass's fields, or the value itself."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value

@@ -1,0 +1,226 @@
+"""Shared fixtures: standing users for each role, API clients, and service checks.
+
+Standing users (names equal their role): ``viewer``, ``author``, ``approver``,
+``operator``, ``admin``, and ``stranger``, who is logged in but holds no role. Make
+more with ``make_user("bob", "author", "approver")``.
+
+``api_client(user)`` is a test client that sends a fresh bearer token of ``user``;
+``session_client(user)`` is logged in by session and enforces CSRF like a browser.
+
+Services: ``require_service("postgres")`` (also "redis", "chromium", "bwrap") skips
+the test with a message naming what is missing, or fails it when the environment sets
+``FORGE_REQUIRE_SERVICES=1`` (CI). ``@pytest.mark.requires("redis")`` does the same
+for a whole test. ``@pytest.mark.postgres`` marks tests about PostgreSQL itself
+(triggers, locks): they run in the PostgreSQL pass of ``make test`` and are skipped
+when the suite runs on SQLite.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("FORGE_REQUIRE_SERVICES", "") == "1"
+DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requires(*services): needs postgres, redis, chromium, bwrap"
+    )
+    config.addinivalue_line(
+        "markers", "postgres: about PostgreSQL itself; runs when the suite does"
+    )
+    from django.conf import settings
+
+    # Passwords hashed for real cost seconds across a suite; tests need no such strength.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# --- Services -------------------------------------------------------------------------
+
+
+def _reachable(url: str, default_port: int) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection(
+            (parts.hostname or "127.0.0.1", parts.port or default_port), 2
+        ):
+            return True
+    except OSError:
+        return False
+
+
+def _postgres_missing() -> str | None:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        url = DEFAULT_POSTGRES_URL
+    if _reachable(url, 5432):
+        return None
+    return f"PostgreSQL is not reachable at {urlsplit(url).netloc}"
+
+
+def _redis_missing() -> str | None:
+    url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    if not _reachable(url, 6379):
+        return f"Redis is not reachable at {urlsplit(url).netloc}"
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        return f"Redis at {urlsplit(url).netloc} does not answer PING ({exc})"
+    return None
+
+
+def _chromium_missing() -> str | None:
+    if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
+        return None
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            if Path(playwright.chromium.executable_path).exists():
+                return None
+    except Exception:  # any failure means: no usable browser
+        pass
+    return "Chromium is not installed (apt-get install chromium, or playwright install chromium)"
+
+
+def _bwrap_missing() -> str | None:
+    return None if shutil.which("bwrap") else "bubblewrap (bwrap) is not installed"
+
+
+SERVICES: dict[str, Callable[[], str | None]] = {
+    "postgres": _postgres_missing,
+    "redis": _redis_missing,
+    "chromium": _chromium_missing,
+    "bwrap": _bwrap_missing,
+}
+
+
+def require_service(*names: str) -> None:
+    """Skip (or, with FORGE_REQUIRE_SERVICES=1, fail) unless every named service is there."""
+    for name in names:
+        missing = SERVICES[name]()
+        if missing:
+            if REQUIRE_SERVICES:
+                pytest.fail(f"{missing} (FORGE_REQUIRE_SERVICES=1)", pytrace=False)
+            pytest.skip(f"{missing}; set FORGE_REQUIRE_SERVICES=1 to fail instead")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("requires"):
+        require_service(*marker.args)
+    if item.get_closest_marker("postgres"):
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            pytest.skip(
+                "about PostgreSQL: runs in the PostgreSQL pass (DATABASE_URL=postgres://...)"
+            )
+
+
+@pytest.fixture(name="require_service")
+def require_service_fixture() -> Callable[..., None]:
+    return require_service
+
+
+# --- Users and clients ----------------------------------------------------------------
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., Any]:
+    from accounts.models import User
+
+    def make(username: str, *roles: str, password: str | None = None, **fields: Any) -> User:
+        user = User(username=username, **fields)
+        user.set_roles(list(roles))
+        if password is None:
+            user.set_unusable_password()
+        else:
+            user.set_password(password)
+        user.save()
+        return user
+
+    return make
+
+
+@pytest.fixture
+def viewer(make_user: Callable[..., Any]) -> Any:
+    return make_user("viewer", "viewer")
+
+
+@pytest.fixture
+def author(make_user: Callable[..., Any]) -> Any:
+    return make_user("author", "author")
+
+
+@pytest.fixture
+def approver(make_user: Callable[..., Any]) -> Any:
+    return make_user("approver", "approver")
+
+
+@pytest.fixture
+def operator(make_user: Callable[..., Any]) -> Any:
+    return make_user("operator", "operator")
+
+
+@pytest.fixture
+def admin(make_user: Callable[..., Any]) -> Any:
+    return make_user("admin", "admin")
+
+
+@pytest.fixture
+def stranger(make_user: Callable[..., Any]) -> Any:
+    return make_user("stranger")
+
+
+@pytest.fixture
+def token_for(db: None) -> Callable[..., str]:
+    """``token_for(user, name="test")``: a new API token's value for ``user``."""
+    from accounts import services
+
+    def make(user: Any, name: str = "test") -> str:
+        return services.create_token(user, name, actor=user.username)[1]
+
+    return make
+
+
+@pytest.fixture
+def api_client(token_for: Callable[..., str]) -> Callable[..., Any]:
+    """``api_client(user)``: a client whose every request carries a bearer token of ``user``."""
+    from django.test import Client
+
+    def make(user: Any) -> Client:
+        return Client(headers={"authorization": f"Bearer {token_for(user)}"})
+
+    return make
+
+
+@pytest.fixture
+def session_client(db: None) -> Callable[..., Any]:
+    """``session_client(user)``: logged in by session, CSRF enforced (like a browser)."""
+    from django.test import Client
+
+    def make(user: Any) -> Client:
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def anonymous_client() -> Iterator[Any]:
+    from django.test import Client
+
+    yield Client(enforce_csrf_checks=True)

@@ -1,0 +1,189 @@
+"""The ``forge`` command, run as a user runs it: a subprocess without Django settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / "examples"
+
+
+def forge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
+    return subprocess.run(
+        [sys.executable, "-m", "forge.cli", *args],
+        capture_output=True, text=True, env=env, cwd=cwd or REPO, timeout=120,
+    )  # fmt: skip
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+CYCLE = """
+goal: Ship the parser fix
+steps:
+  - {id: inspect, description: Read the parser source, tool: noop, depends_on: [test]}
+  - {id: code, description: Patch the parser, tool: noop, depends_on: [inspect]}
+  - {id: test, description: Run the parser tests, tool: noop, depends_on: [code]}
+"""
+
+
+def test_compile_exits_0_for_a_clean_plan():
+    result = forge("compile", "examples/release-notes.yaml")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "examples/release-notes.yaml: compiles\n"
+
+
+def test_compile_exits_1_and_names_each_problem_and_its_steps(tmp_path):
+    result = forge("compile", str(write(tmp_path / "plan.yaml", CYCLE)))
+
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0].endswith("error[cycle] dependency cycle: code -> test -> inspect -> code")
+        or "cycle" in lines[0]
+    )
+    assert "inspect" in lines[0] and "code" in lines[0] and "test" in lines[0]
+    assert lines[-1].endswith("does not compile (1 error)") or "does not compile" in lines[-1]
+
+
+def test_compile_json_gives_the_diagnostics_as_data(tmp_path):
+    result = forge("compile", str(write(tmp_path / "plan.yaml", CYCLE)), "--json")
+
+    data = json.loads(result.stdout)
+    assert data["ok"] is False
+    assert data["graph"] is None
+    [cycle] = [d for d in data["diagnostics"] if d["code"] == "cycle"]
+    assert cycle["severity"] == "error"
+    assert sorted(cycle["nodes"]) == ["code", "inspect", "test"]
+    assert len(cycle["edges"]) == 3
+
+
+def test_compile_of_the_seed_example_reports_warnings_only_when_its_tools_exist():
+    result = forge("compile", "examples/seed-003-supplier-risk.json", "--json")
+
+    codes = {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
+    assert "unverifiable_done_when" in codes
+
+
+def test_unreadable_input_exits_2(tmp_path):
+    assert forge("compile", str(tmp_path / "missing.yaml")).returncode == 2
+    broken = forge("compile", str(write(tmp_path / "broken.json", "{")))
+    assert broken.returncode == 2
+    assert "invalid_json" in broken.stderr
+
+
+def test_the_step_limit_is_a_flag_and_its_refusal_names_it(tmp_path):
+    result = forge("compile", "examples/release-notes.yaml", "--max-steps", "2")
+
+    assert result.returncode == 2
+    assert "max_steps" in result.stderr
+
+
+def test_the_size_limit_is_a_flag_and_its_refusal_names_it():
+    result = forge("compile", "examples/release-notes.yaml", "--max-bytes", "100")
+
+    assert result.returncode == 2
+    assert "max_bytes" in result.stderr
+
+
+@pytest.mark.parametrize("target", ["mermaid", "dot", "json", "yaml"])
+def test_export_writes_each_format(target):
+    result = forge("export", "examples/release-notes.yaml", "--to", target)
+
+    assert result.returncode == 0, result.stderr
+    marker = {"mermaid": "flowchart TD", "dot": "digraph", "json": '"goal"', "yaml": "goal:"}
+    assert marker[target] in result.stdout
+
+
+def test_an_exported_plan_imports_back_unchanged(tmp_path):
+    exported = forge("export", "examples/release-notes.yaml", "--to", "mermaid").stdout
+    (tmp_path / "plan.mmd").write_text(exported)
+
+    back = forge("export", str(tmp_path / "plan.mmd"), "--to", "json").stdout
+    original = forge("export", "examples/release-notes.yaml", "--to", "json").stdout
+    assert json.loads(back) == json.loads(original)
+
+
+def test_run_executes_a_plan_with_real_files_and_exits_0(tmp_path):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "RELEASE-NOTES.md").read_text().startswith("# 2.4")
+    assert "run succeeded" in result.stdout
+
+
+FAILING = """
+goal: Summarise the supplier contracts
+steps:
+  - id: gather
+    description: Collect the contract facts
+    tool: echo
+    args: {facts: [a, b]}
+  - id: score
+    description: Score the supplier risk from the facts
+    tool: echo
+    args: {risk: 42}
+    depends_on: [gather]
+    done_when: {checks: ["risk <= `10`"]}
+  - id: report
+    description: Write the risk report
+    tool: file_write
+    args: {path: report.md, content: low risk}
+    depends_on: [score]
+"""
+
+
+def test_run_stops_at_a_failed_contract_with_exit_3_and_the_reset_and_preserved_sets(tmp_path):
+    result = forge("run", str(write(tmp_path / "plan.yaml", FAILING)), "--workspace",
+                   str(tmp_path / "ws"))  # fmt: skip
+
+    assert result.returncode == 3
+    assert "step score invalid: check 1 failed" in result.stdout
+    assert "reset: report, score" in result.stdout
+    assert "preserved: gather" in result.stdout
+
+
+def test_run_continues_through_a_scripted_replan_without_rerunning_preserved_steps(tmp_path):
+    first = write(tmp_path / "v1.yaml", FAILING)
+    second = write(tmp_path / "v2.yaml", FAILING.replace("risk: 42", "risk: 3"))
+
+    result = forge("run", str(first), "--planner", f"scripted:{second}",
+                   "--workspace", str(tmp_path / "ws"))  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("ok        gather") == 1
+    assert "run succeeded (v2)" in result.stdout
+    assert (tmp_path / "ws" / "report.md").read_text() == "low risk"
+
+
+def test_run_of_a_plan_with_errors_runs_nothing_and_exits_1(tmp_path):
+    result = forge("run", str(write(tmp_path / "plan.yaml", CYCLE)))
+
+    assert result.returncode == 1
+    assert "error[cycle]" in result.stdout
+
+
+def test_run_waits_for_approval_with_exit_4_unless_someone_approves(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        FAILING.replace("risk: 42", "risk: 1") + "requires_approval_before: [file_write]\n",
+    )
+
+    waiting = forge("run", str(plan), "--workspace", str(tmp_path / "a"))
+    approved = forge("run", str(plan), "--workspace", str(tmp_path / "b"), "--approve-as", "carol")
+
+    assert waiting.returncode == 4
+    assert "waiting for approval: report" in waiting.stdout
+    assert not (tmp_path / "a" / "report.md").exists()
+    assert approved.returncode == 0, approved.stdout
+    assert (tmp_path / "b" / "report.md").read_text() == "low risk"

@@ -1,0 +1,73 @@
+"""Diagnostics as data: one table of codes and severities, one JSON shape, one order."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge.compiler import CODES, SEVERITIES, Diagnostic
+
+SPEC_SECTION_4 = {
+    "cycle": "error",
+    "missing_dependency": "error",
+    "duplicate_id": "error",
+    "unknown_tool": "error",
+    "unauthorized_tool": "error",
+    "invalid_args": "error",
+    "nonterminal_deliverable": "error",
+    "missing_deliverable": "error",
+    "unreachable_deliverable": "warning",
+    "budget_exceeded_statically": "warning",
+    "unverifiable_done_when": "warning",
+    "vague_step": "warning",
+    "repeats_side_effect": "warning",
+    "approval_required": "info",
+}
+
+
+def test_every_code_of_the_spec_has_the_spec_severity_plus_invalid_check():
+    assert dict(SEVERITIES) == {**SPEC_SECTION_4, "invalid_check": "error"}
+    assert set(CODES) == set(SEVERITIES)
+
+
+def test_a_diagnostic_takes_its_severity_from_the_table():
+    diagnostic = Diagnostic.of("vague_step", "step 'a' has no description", ["a"])
+
+    assert diagnostic == Diagnostic("vague_step", "warning", "step 'a' has no description", ("a",))
+
+
+def test_a_code_missing_from_the_table_is_refused():
+    with pytest.raises(KeyError):
+        Diagnostic.of("looks_odd", "hmm")
+
+
+def test_a_diagnostic_as_data_has_exactly_the_api_fields():
+    diagnostic = Diagnostic.of(
+        "missing_dependency", "step 'b' depends on 'x'", ["b", "x"], [("x", "b")]
+    )
+
+    assert diagnostic.to_data() == {
+        "code": "missing_dependency",
+        "severity": "error",
+        "message": "step 'b' depends on 'x'",
+        "nodes": ["b", "x"],
+        "edges": [["x", "b"]],
+    }
+
+
+def test_diagnostics_come_errors_first_then_by_code_then_in_document_order(step, compile_plan):
+    result = compile_plan(
+        [
+            step("b", description="do it"),
+            step("a", "b", tool="teleport", description="execute task"),
+            step("c", "a", "ghost", tool="shell", args={"argv": ["make"]}),
+        ],
+        requires_approval_before=["shell"],
+    )
+
+    assert [(d.code, d.nodes[0]) for d in result.diagnostics] == [
+        ("missing_dependency", "c"),
+        ("unknown_tool", "a"),
+        ("vague_step", "b"),
+        ("vague_step", "a"),
+        ("approval_required", "c"),
+    ]

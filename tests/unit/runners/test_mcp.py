@@ -1,0 +1,128 @@
+"""MCP tools from the real ``mcp-server-time`` server over stdio, and how annotations
+become side effects."""
+
+from __future__ import annotations
+
+import sys
+
+import mcp.types as mcp_types
+import pytest
+
+from forge.runners import McpUnavailable
+from forge.runners.mcp import McpServer, McpToolRunner, mcp_tool_spec
+from forge.tools import ToolRegistry
+
+TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+@pytest.fixture(scope="module")
+def time_server():
+    with McpServer("time", TIME_SERVER) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def time_tools(time_server):
+    return {spec.name: (spec, runner) for spec, runner in time_server.tools()}
+
+
+def test_the_server_s_tools_become_prefixed_specs_with_their_input_schemas(time_tools):
+    assert sorted(time_tools) == ["time.convert_time", "time.get_current_time"]
+    spec, _ = time_tools["time.get_current_time"]
+    assert spec.args_schema["required"] == ["timezone"]
+    assert spec.permission_scope == "mcp.time"
+    assert spec.source == "mcp:time"
+    ToolRegistry(spec for spec, _ in time_tools.values())  # valid ids and schemas
+
+
+def test_read_only_annotations_make_a_read_only_idempotent_low_risk_tool(time_tools):
+    spec, _ = time_tools["time.convert_time"]
+
+    assert (spec.side_effect, spec.idempotent, spec.risk) == ("read", True, "low")
+
+
+def test_get_current_time_returns_the_structured_content(time_tools, make_context):
+    spec, runner = time_tools["time.get_current_time"]
+
+    outcome = runner.run(spec, {"timezone": "Europe/Paris"}, make_context())
+
+    assert outcome.ok
+    assert outcome.output["timezone"] == "Europe/Paris"
+    assert set(outcome.output) == {"timezone", "datetime", "day_of_week", "is_dst"}
+
+
+def test_convert_time_converts_between_timezones(time_tools, make_context):
+    spec, runner = time_tools["time.convert_time"]
+    args = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+
+    outcome = runner.run(spec, args, make_context())
+
+    assert outcome.output["target"]["datetime"].endswith("T21:00:00+09:00")
+    assert outcome.output["time_difference"] == "+9.0h"
+
+
+def test_a_tool_error_fails_the_step_with_the_server_s_message(time_tools, make_context):
+    spec, runner = time_tools["time.convert_time"]
+    args = {"source_timezone": "UTC", "time": "25:00", "target_timezone": "Asia/Tokyo"}
+
+    outcome = runner.run(spec, args, make_context())
+
+    assert outcome.error_code == "tool_failed"
+    assert "Invalid time format" in outcome.error
+
+
+def test_an_unknown_remote_tool_is_a_protocol_error(time_server, time_tools, make_context):
+    spec, _ = time_tools["time.convert_time"]
+
+    outcome = McpToolRunner(time_server, "no_such_tool").run(spec, {}, make_context())
+
+    assert outcome.error_code == "mcp_error"
+    assert outcome.error == "MCP error -32602: Unknown tool: no_such_tool"
+
+
+def test_a_tool_without_annotations_is_read_the_cautious_way():
+    tool = mcp_types.Tool(name="send", input_schema={"type": "object"})
+
+    spec = mcp_tool_spec("mail", tool)
+
+    assert (spec.side_effect, spec.idempotent, spec.risk) == ("external", False, "high")
+
+
+def test_a_closed_world_non_destructive_tool_writes_at_medium_risk():
+    hints = mcp_types.ToolAnnotations(
+        destructive_hint=False, open_world_hint=False, idempotent_hint=True
+    )
+    tool = mcp_types.Tool(name="remember", input_schema={"type": "object"}, annotations=hints)
+
+    spec = mcp_tool_spec("memory", tool)
+
+    assert (spec.side_effect, spec.idempotent, spec.risk) == ("write", True, "medium")
+
+
+def test_remote_names_become_valid_distinct_tool_ids():
+    long_a = mcp_tool_spec("srv", mcp_types.Tool(name="x" * 80 + "a", input_schema={}))
+    long_b = mcp_tool_spec("srv", mcp_types.Tool(name="x" * 80 + "b", input_schema={}))
+    odd = mcp_tool_spec("srv", mcp_types.Tool(name="search/web query", input_schema={}))
+
+    assert odd.name == "srv.search_web_query"
+    assert len(long_a.name) == 64 and long_a.name != long_b.name
+
+
+def test_a_server_that_cannot_start_is_reported_with_its_stderr():
+    command = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "Nowhere/City"]
+
+    with pytest.raises(McpUnavailable) as caught:
+        McpServer("broken", command, startup_timeout_s=15)
+
+    assert caught.value.code == "mcp_unavailable"
+    assert "invalid --local-timezone 'Nowhere/City'" in str(caught.value)
+
+
+def test_a_closed_server_answers_unavailable(make_context):
+    server = McpServer("time", TIME_SERVER)
+    (spec, runner), *_ = server.tools()
+    server.close()
+
+    outcome = runner.run(spec, {"timezone": "UTC"}, make_context())
+
+    assert outcome.error_code == "mcp_unavailable"

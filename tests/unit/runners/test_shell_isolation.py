@@ -1,0 +1,154 @@
+"""What only bubblewrap gives: the command cannot see or write the host's files outside
+the workspace, nor reach the network. Skipped when bubblewrap is missing, failed
+instead under FORGE_REQUIRE_SERVICES=1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from forge.runners import Sandbox, ShellRunner
+
+pytestmark = pytest.mark.usefixtures("bubblewrap")
+
+
+@pytest.fixture
+def runner() -> ShellRunner:
+    return ShellRunner(Sandbox("bubblewrap"))
+
+
+def _probe(code: str) -> list[str]:
+    return ["python3", "-c", code]
+
+
+@pytest.fixture
+def secrets() -> Iterator[list[Path]]:
+    """World-readable secrets outside the workspace: only the mount namespace hides them."""
+    token = uuid.uuid4().hex
+    paths = [Path(f"/tmp/forge-secret-{token}"), Path(f"/root/forge-secret-{token}")]
+    for path in paths:
+        path.write_text(f"TOPSECRET-{token}")
+        path.chmod(0o644)
+    yield paths
+    for path in paths:
+        path.unlink()
+
+
+def test_secret_files_outside_the_workspace_are_not_visible(runner, spec, make_context, secrets):
+    reader = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        print('READ', open(path).read())\n"
+        "    except OSError as exc:\n"
+        "        print('refused', path, type(exc).__name__)\n"
+    )
+
+    outcome = runner.run(
+        spec("shell"), {"argv": [*_probe(reader), *map(str, secrets)]}, make_context()
+    )
+
+    assert outcome.ok
+    assert "TOPSECRET" not in outcome.output["stdout"]
+    assert outcome.output["stdout"] == "".join(
+        f"refused {path} FileNotFoundError\n" for path in secrets
+    )
+
+
+def test_the_project_and_home_directories_are_not_mounted(runner, spec, make_context):
+    outcome = runner.run(
+        spec("shell"),
+        {"argv": _probe("import json, os; print(json.dumps(os.listdir('/')))")},
+        make_context(),
+    )
+
+    top = json.loads(outcome.output["stdout"])
+    assert "root" not in top and "home" not in top and "work" not in top
+    assert "workspace" in top
+
+
+def test_writing_outside_the_workspace_fails_and_leaves_the_host_untouched(
+    runner, spec, make_context, tmp_path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o777)  # permissions would allow it: only the sandbox stops it
+    writer = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        open(path, 'w').write('escaped')\n"
+        "        print('wrote', path)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', path, type(exc).__name__)\n"
+    )
+    targets = [str(outside / "escaped.txt"), "/usr/forge-escaped.txt", "/etc/forge-escaped"]
+
+    outcome = runner.run(spec("shell"), {"argv": [*_probe(writer), *targets]}, make_context())
+
+    assert [line.split()[0] for line in outcome.output["stdout"].splitlines()] == ["refused"] * 3
+    assert not (outside / "escaped.txt").exists()
+    assert not Path("/usr/forge-escaped.txt").exists()
+
+
+def test_the_private_tmp_does_not_reach_the_host(runner, spec, make_context):
+    name = f"/tmp/forge-private-{uuid.uuid4().hex}"
+
+    outcome = runner.run(
+        spec("shell"),
+        {"argv": ["sh", "-c", f"echo private > {name} && cat {name}"]},
+        make_context(),
+    )
+
+    assert outcome.output["stdout"] == "private\n"
+    assert not Path(name).exists()
+
+
+def test_the_network_is_unreachable_even_on_loopback(runner, spec, make_context):
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()  # reachable from here
+        dialer = (
+            "import socket, sys\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "except OSError as exc:\n"
+            "    print(type(exc).__name__); sys.exit(3)\n"
+            "print('connected')\n"
+        )
+
+        outcome = runner.run(spec("shell"), {"argv": _probe(dialer)}, make_context())
+
+    assert outcome.exit_code == 3
+    assert outcome.output["stdout"] == "ConnectionRefusedError\n"
+
+
+def test_the_command_has_no_capabilities_and_cannot_regain_root(runner, spec, make_context):
+    status = (
+        "print(''.join(line for line in open('/proc/self/status')"
+        " if line.startswith(('Cap', 'NoNewPrivs'))))"
+    )
+
+    outcome = runner.run(spec("shell"), {"argv": _probe(status)}, make_context())
+
+    lines = dict(line.split(":\t") for line in outcome.output["stdout"].split("\n") if line)
+    assert {lines[name] for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == {
+        "0000000000000000"
+    }
+    assert lines["NoNewPrivs"] == "1"
+
+
+def test_only_the_command_s_own_processes_are_visible(runner, spec, make_context):
+    outcome = runner.run(
+        spec("shell"),
+        {"argv": _probe("import os; print(len([p for p in os.listdir('/proc') if p.isdigit()]))")},
+        make_context(),
+    )
+
+    # bwrap's init and the probe itself: the host's processes are in another pid namespace.
+    assert int(outcome.output["stdout"]) <= 3

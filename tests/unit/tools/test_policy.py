@@ -1,0 +1,62 @@
+import pytest
+
+from forge.tools import Policy, PolicyDecision, PolicyEngine, PolicyError, builtin_registry
+
+SHELL = builtin_registry().get("shell")
+ECHO = builtin_registry().get("echo")
+
+
+def test_a_tool_whose_scope_has_no_allow_list_is_denied_by_default():
+    decision = PolicyEngine(Policy()).decide(ECHO)
+
+    assert decision == PolicyDecision(False, "policy does not allow tool 'echo' (scope 'compute')")
+
+
+def test_an_allow_list_can_name_single_tools_of_a_scope():
+    engine = PolicyEngine(Policy(allow={"compute": ("echo",)}))
+
+    assert engine.decide(ECHO).allowed
+    assert not engine.decide(builtin_registry().get("sleep")).allowed
+
+
+def test_a_plan_adds_approval_reasons_but_never_removes_the_policys():
+    engine = PolicyEngine(Policy(allow={"shell": ("*",)}, require_approval=("shell",)))
+
+    assert engine.decide(SHELL).approval_reasons == ("policy requires approval for scope 'shell'",)
+    assert engine.decide(SHELL, ["shell"]).approval_reasons == (
+        "policy requires approval for scope 'shell'",
+        "plan requires approval before scope 'shell'",
+    )
+
+
+def test_high_risk_tools_wait_for_approval():
+    risky = (
+        builtin_registry()
+        .get("shell")
+        .__class__("deploy", "Deploys", {"type": "object"}, "deploy", "external", False, "high")
+    )
+    decision = PolicyEngine(Policy.allowing(["deploy"])).decide(risky)
+
+    assert decision.requires_approval
+    assert decision.approval_reasons == ("tool 'deploy' is high risk",)
+
+
+def test_a_policy_is_read_from_plain_data():
+    policy = Policy.from_data({"allow": {"shell": ["shell"]}, "require_approval": ["shell"]})
+
+    assert policy == Policy(allow={"shell": ("shell",)}, require_approval=("shell",))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"allow": ["shell"]},
+        {"allow": {"shell": "shell"}},
+        {"deny": {}},
+        {"require_approval": "x"},
+    ],
+)
+def test_a_malformed_policy_is_refused_clearly(data):
+    with pytest.raises(PolicyError):
+        Policy.from_data(data)

@@ -1,0 +1,55 @@
+"""The service checks tests rely on, and the Redis channel layer that REDIS_URL selects."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+
+@pytest.fixture
+def service_state(require_service, monkeypatch):
+    """The conftest's module state, to pretend a service is missing."""
+    state = require_service.__globals__
+    monkeypatch.setitem(state["SERVICES"], "redis", lambda: "Redis is not reachable at nowhere:1")
+    return state
+
+
+def test_a_missing_service_skips_with_what_is_missing(require_service, service_state, monkeypatch):
+    monkeypatch.setitem(service_state, "REQUIRE_SERVICES", False)
+
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_service("redis")
+
+    assert str(skipped.value) == (
+        "Redis is not reachable at nowhere:1; set FORGE_REQUIRE_SERVICES=1 to fail instead"
+    )
+
+
+def test_a_missing_service_fails_when_services_are_required(
+    require_service, service_state, monkeypatch
+):
+    monkeypatch.setitem(service_state, "REQUIRE_SERVICES", True)
+
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_service("redis")
+
+    assert str(failed.value) == "Redis is not reachable at nowhere:1 (FORGE_REQUIRE_SERVICES=1)"
+
+
+@pytest.mark.requires("redis")
+@pytest.mark.asyncio
+async def test_the_redis_channel_layer_delivers_group_messages():
+    from channels_redis.core import RedisChannelLayer
+
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    layer = RedisChannelLayer(hosts=[url], prefix=f"forge-test-{uuid.uuid4().hex}")
+    channel = await layer.new_channel()
+    await layer.group_add("forge-test", channel)
+    try:
+        await layer.group_send("forge-test", {"type": "run.event", "seq": 1})
+        assert await layer.receive(channel) == {"type": "run.event", "seq": 1}
+    finally:
+        await layer.group_discard("forge-test", channel)
+        await layer.flush()

@@ -1,0 +1,207 @@
+"""Settings from the environment: databases, channels, production mode and its deploy check."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import OperationalError, connections, transaction
+from django.db.utils import ConnectionHandler
+
+from forge_web.databases import database_from_url
+from forge_web.env import envbool, envchoice, envint, envlist
+
+ROOT = Path(django_settings.BASE_DIR)
+SETTINGS_FILE = ROOT / "forge_web" / "settings.py"
+PRODUCTION_ENV = {
+    "FORGE_PRODUCTION": "1",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "ALLOWED_HOSTS": "forge.example.com",
+}
+FORGE_VARIABLES = (
+    "DEBUG",
+    "FORGE_PRODUCTION",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "REDIS_URL",
+    "DATABASE_URL",
+)
+
+
+@pytest.fixture
+def load_settings(monkeypatch):
+    """``load_settings(**env)``: the settings module's values as they would be under ``env``."""
+
+    def load(**env):
+        for name in FORGE_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        return runpy.run_path(str(SETTINGS_FILE))
+
+    return load
+
+
+# --- Readers ----------------------------------------------------------------------------
+
+
+def test_env_readers_parse_and_refuse_bad_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "Yes")
+    monkeypatch.setenv("X_INT", "12")
+    monkeypatch.setenv("X_LIST", " a, b ,,c ")
+    monkeypatch.setenv("X_CHOICE", "INFO")
+
+    assert (envbool("X_BOOL", False), envint("X_INT", 0), envlist("X_LIST", [])) == (
+        True,
+        12,
+        ["a", "b", "c"],
+    )
+    assert envchoice("X_CHOICE", "DEBUG", ("DEBUG", "INFO")) == "INFO"
+    assert (envbool("X_UNSET", True), envint("X_UNSET", 7), envlist("X_UNSET", ["d"])) == (
+        True,
+        7,
+        ["d"],
+    )
+    monkeypatch.setenv("X_BOOL", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_BOOL must be a boolean"):
+        envbool("X_BOOL", False)
+    monkeypatch.setenv("X_INT", "-1")
+    with pytest.raises(ImproperlyConfigured, match="X_INT must be at least 0"):
+        envint("X_INT", 0, minimum=0)
+
+
+# --- Databases --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_file(tmp_path, monkeypatch, django_db_blocker):
+    """``sqlite_file(alias, **options)``: a connection to one SQLite file, as settings make it."""
+    url = f"sqlite:///{tmp_path / 'forge.sqlite3'}"
+    aliases = []
+
+    def open_alias(alias, **options):
+        config = ConnectionHandler({"default": database_from_url(url, **options)}).settings[
+            "default"
+        ]
+        monkeypatch.setitem(connections.settings, alias, config)
+        aliases.append(alias)
+        return connections[alias]
+
+    with django_db_blocker.unblock():
+        yield open_alias
+        for alias in aliases:
+            connections[alias].close()
+            del connections[alias]
+
+
+def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(sqlite_file):
+    connection = sqlite_file("probe", busy_timeout=7)
+
+    with connection.cursor() as cursor:
+        journal = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+        busy = cursor.execute("PRAGMA busy_timeout").fetchone()[0]
+
+    assert (journal, busy) == ("wal", 7000)
+
+
+def test_sqlite_transactions_take_the_write_lock_when_they_begin(sqlite_file):
+    sqlite_file("first")
+    sqlite_file("second", busy_timeout=0)
+
+    with transaction.atomic(using="first"):  # holds the write lock before writing anything
+        with pytest.raises(OperationalError, match="locked"), transaction.atomic(using="second"):
+            pass
+
+
+def test_postgres_keeps_connections_and_checks_them():
+    config = database_from_url("postgres://forge@db.example.com:5432/forge", conn_max_age=300)
+
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (300, True)
+
+
+def test_the_default_database_is_sqlite_next_to_the_code(load_settings):
+    database = load_settings()["DATABASES"]["default"]
+
+    assert database["NAME"] == str(ROOT / "db.sqlite3")
+    assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+# --- Channels ---------------------------------------------------------------------------
+
+
+def test_channels_use_redis_when_redis_url_is_set(load_settings):
+    layers = load_settings(REDIS_URL="redis://cache.example.com:6379/1")["CHANNEL_LAYERS"]
+
+    assert layers == {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": ["redis://cache.example.com:6379/1"]},
+        }
+    }
+
+
+def test_channels_stay_in_memory_without_redis(load_settings):
+    assert (
+        load_settings()["CHANNEL_LAYERS"]["default"]["BACKEND"]
+        == "channels.layers.InMemoryChannelLayer"
+    )
+
+
+# --- Production mode --------------------------------------------------------------------
+
+
+def test_production_mode_turns_on_https_protections(load_settings):
+    values = load_settings(**PRODUCTION_ENV, SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https")
+
+    assert values["DEBUG"] is False
+    assert (
+        values["SECURE_SSL_REDIRECT"]
+        and values["SESSION_COOKIE_SECURE"]
+        and values["CSRF_COOKIE_SECURE"]
+    )
+    assert values["SECURE_HSTS_SECONDS"] == 31_536_000
+    assert values["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
+    assert values["ALLOWED_HOSTS"] == ["forge.example.com"]
+
+
+def test_each_production_protection_can_be_tuned(load_settings):
+    values = load_settings(**PRODUCTION_ENV, SECURE_HSTS_SECONDS="60", SECURE_SSL_REDIRECT="0")
+
+    assert (values["SECURE_HSTS_SECONDS"], values["SECURE_SSL_REDIRECT"]) == (60, False)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SECRET_KEY": ""}, "SECRET_KEY must be set"),
+        ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must name"),
+        ({"DEBUG": "1"}, "DEBUG must be off"),
+        ({"SECURE_PROXY_SSL_HEADER": "X_FORWARDED_PROTO"}, "SECURE_PROXY_SSL_HEADER must be"),
+    ],
+)
+def test_production_mode_refuses_an_unsafe_configuration(load_settings, env, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        load_settings(**{**PRODUCTION_ENV, **env})
+
+
+def test_the_deploy_check_passes_in_production_mode():
+    env = {k: v for k, v in os.environ.items() if k not in FORGE_VARIABLES}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env={**env, **PRODUCTION_ENV},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
