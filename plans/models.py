@@ -1,0 +1,105 @@
+"""Plans and their immutable versions, with the approvals each version received.
+
+A version is never changed after it is saved: an edit, an import or a replan makes a new
+one whose ``parent`` is the version it came from. The compiler's diagnostics are stored
+with the version (as the core produced them), so lists and pages never recompile. A new
+version never inherits an approval: approvals belong to one version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class Plan(models.Model):
+    name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="plans"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The newest version, kept on the plan so lists need no subquery per row.
+    latest_version = models.ForeignKey(
+        "PlanVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VersionStatus(models.TextChoices):
+    DRAFT = "draft"
+    HAS_ERRORS = "has_errors"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class PlanVersion(models.Model):
+    """One immutable version of a plan's document."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    document = models.JSONField()  # forge.plan.to_data of the document
+    content_hash = models.CharField(max_length=64)
+    source_format = models.CharField(max_length=16, default="json")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    replan_reason = models.TextField(blank=True)
+    note = models.TextField(blank=True)  # the author's change note
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="plan_versions"
+    )
+    planner = models.CharField(max_length=100, blank=True)  # "editor", "scripted:...", "llm:..."
+    created_at = models.DateTimeField(auto_now_add=True)
+    diagnostics = models.JSONField(default=list)  # [Diagnostic.to_data(), ...]
+    has_errors = models.BooleanField(default=False)
+    # Non-repeatable side effects already performed by runs of its ancestors:
+    # [{"tool", "step", "args_hash"}, ...] (forge.compiler.PerformedSideEffect.to_data)
+    performed_side_effects = models.JSONField(default=list)
+    submitted = models.BooleanField(default=True)  # False: a draft, not yet asking for review
+    status = models.CharField(
+        max_length=20, choices=VersionStatus.choices, default=VersionStatus.AWAITING_APPROVAL
+    )
+
+    class Meta:
+        ordering = ["plan_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "number"], name="one_number_per_plan"),
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return f"{self.plan.name} v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Versions are immutable: only the review status may change after creation.
+        if self.pk is not None and kwargs.get("update_fields") not in (["status"], ("status",)):
+            raise RuntimeError("plan versions are immutable; save a new version instead")
+        super().save(*args, **kwargs)
+
+
+class Decision(models.TextChoices):
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class Approval(models.Model):
+    """A reviewer's decision on one version, never by its author."""
+
+    version = models.ForeignKey(PlanVersion, on_delete=models.CASCADE, related_name="approvals")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="plan_approvals"
+    )
+    decision = models.CharField(max_length=10, choices=Decision.choices)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
