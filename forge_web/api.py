@@ -9,7 +9,8 @@ Errors are always JSON ``{"detail": ..., "code": ...}``:
 - 403 ``permission_denied`` (a role is missing) or ``csrf_failed``
 - 404 ``not_found``
 - 400 with the error's own ``code`` for ``forge.errors.ForgeError``, plus ``diagnostics``
-  when the error carries them (``FORGE_ERROR_STATUS`` gives some errors another status)
+  when the error carries them and ``path`` when it names a place in a plan document
+  (``FORGE_ERROR_STATUS`` and ``FORGE_ERROR_CODE_STATUS`` give some errors another status)
 - 413 ``request_too_large``, 400 ``bad_request`` for a body Django refuses to read
 - 422 ``validation_error`` with ``errors``: the request does not match the schema
 - 500 ``server_error``: anything unexpected, logged, never a stack trace in the answer
@@ -33,6 +34,11 @@ from accounts.api import router as accounts_router
 from accounts.auth import BearerTokenAuth, SessionAuth
 from audit.api import router as audit_router
 from forge.errors import ForgeError
+from forge.runtime import TransitionRefused
+from plans.api import router as plans_router
+from plans.errors import UnknownVersion, VersionConflict
+from runs.api import router as runs_router
+from runs.services import NotRunnable
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +59,21 @@ api = NinjaAPI(
 # --- Routers: one per app, each owns its paths (see the SPEC section 6 table) -----------
 api.add_router("", accounts_router)  # /me, /tokens
 api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
-# Next: plans and runs, e.g.
-#   from plans.api import router as plans_router; api.add_router("", plans_router)
-#   from runs.api import router as runs_router; api.add_router("", runs_router)
+api.add_router("", plans_router)  # /plans..., /compile, /tools
+api.add_router("", runs_router)  # /runs...
 
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.
-FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {}
+FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {
+    VersionConflict: 409,  # has_errors, not_submitted, not_approved
+    UnknownVersion: 404,
+    NotRunnable: 409,  # a resume the run or the version does not allow
+    TransitionRefused: 409,  # a move the run's or step's status does not allow
+}
+# ... or, for one error class with many codes, by code (before the class).
+FORGE_ERROR_CODE_STATUS: dict[str, int] = {
+    "document_too_large": 413,  # the plan import limit FORGE_MAX_PLAN_BYTES
+}
 
 _CODE_BY_STATUS = {
     400: "bad_request",
@@ -109,10 +123,12 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(ForgeError)
 def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
-    status = next(
+    status = FORGE_ERROR_CODE_STATUS.get(exc.code) or next(
         (FORGE_ERROR_STATUS[cls] for cls in type(exc).__mro__ if cls in FORGE_ERROR_STATUS), 400
     )
     extra: dict[str, Any] = {}
+    if getattr(exc, "path", ""):  # where in a plan document the problem is
+        extra["path"] = exc.path
     diagnostics = getattr(exc, "diagnostics", None)
     if diagnostics is not None:
         extra["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]

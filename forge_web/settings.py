@@ -200,7 +200,20 @@ FORGE_MAX_PLAN_STEPS = envint("FORGE_MAX_PLAN_STEPS", 5000, minimum=1)
 # such a body so that the plan importer, not Django, refuses an oversized plan by name.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * FORGE_MAX_PLAN_BYTES + 1024 * 1024)
 
+# The tool policy plans are compiled and runs authorised with: a YAML or JSON file of
+# forge.tools.Policy's shape; empty means forge.tools.DEFAULT_POLICY (plans.compilation).
+FORGE_POLICY = envstr("FORGE_POLICY", "")
+
 FORGE_API_PAGE_SIZE = envint("FORGE_API_PAGE_SIZE", 50, minimum=1)
 NINJA_PAGINATION_CLASS = "ninja.pagination.PageNumberPagination"
 NINJA_PAGINATION_PER_PAGE = FORGE_API_PAGE_SIZE
 NINJA_MAX_PER_PAGE_SIZE = FORGE_API_PAGE_SIZE
+
+# --- Runs -------------------------------------------------------------------------------
+# Where each run's workspace directory lives (shell and file tools work inside it).
+FORGE_WORKSPACES = envstr("FORGE_WORKSPACES", str(BASE_DIR / "workspaces"))
+# How long a worker holds a step without a heartbeat before another may take it over.
+FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
+# Websocket consumers read new events from the database at this interval even without a
+# wake-up, which is what carries events across processes when there is no Redis.
+FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))

@@ -12,19 +12,19 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from forge.compiler import (
     CompileResult,
     Diagnostic,
     ExecutableGraph,
-    ExecutableNode,
     GraphCompiler,
     PerformedSideEffect,
 )
+from forge.errors import ForgeError
 from forge.plan import PlanDocument
-from forge.planners import Observation, PlannerExhausted, PlannerPort
+from forge.planners import Observation, PlannerPort
 from forge.runners.base import RunContext
+from forge.runtime.agent_port import AgentPort, agent_grant
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
 from forge.runtime.events import RunEvent
 from forge.runtime.executor import ToolExecutor
@@ -33,13 +33,6 @@ from forge.runtime.scheduler import Scheduler, approval_hash
 from forge.runtime.state import RunState
 
 __all__ = ["AgentPort", "LocalRun", "LocalRunResult"]
-
-
-class AgentPort(Protocol):
-    """Runs an agent step (``tools_allowed`` without ``tool``), each tool call through
-    the ToolExecutor."""
-
-    def run_step(self, node: ExecutableNode, context: RunContext) -> ToolResult: ...
 
 
 @dataclass(frozen=True)
@@ -130,7 +123,9 @@ class LocalRun:
                 error=f"step {step_id!r} is an agent step and no model is configured",
                 error_code="no_model",
             )
-        return self.agent.run_step(node, context)
+        inputs = {dep: scheduler.state.steps[dep].output for dep in node.depends_on}
+        grant = agent_grant(scheduler.graph, scheduler.state, step_id, token)
+        return self.agent.run_step(node, context, inputs, grant)
 
     def _approve_all(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
         assert self.approver is not None
@@ -159,8 +154,8 @@ class LocalRun:
         )
         try:
             proposal = self.planner.plan(graph.document.goal, observation)
-        except PlannerExhausted as exc:
-            return str(exc)
+        except ForgeError as exc:  # exhausted, unreachable model, invalid plan output
+            return f"{exc} [{exc.code}]"
         compiled = self.compiler.compile(proposal.document, observation.performed_side_effects)
         if compiled.graph is None:
             errors = "; ".join(d.message for d in compiled.diagnostics if d.severity == "error")

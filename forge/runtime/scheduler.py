@@ -78,41 +78,52 @@ class Scheduler:
     def prepare(self) -> list[RunEvent]:
         """Start the run: ``queued`` to ``running``, roots become ready (or wait)."""
         mark = len(self.events)
-        self._run_transition(EventType.RUN_STARTED, "running", expect=("queued",))
+        self._run_transition(
+            EventType.RUN_STARTED,
+            "running",
+            expect=("queued",),
+            facts={"steps": list(self.graph.order)},
+        )
         self._advance(self.graph.order)
         return self.events[mark:]
 
     def get_ready(self) -> tuple[str, ...]:
         """Admit ready steps now, in topological order, within the concurrency limit and
         the budget; each admitted step is ``running`` when this returns."""
-        if self.state.status != "running":
-            return ()
-        running = self.state.count("running")
         admitted: list[str] = []
         heap = self._ready()
-        while heap:
-            if self.max_concurrency and running >= self.max_concurrency:
-                break
+        while heap and self.state.status == "running":
             step_id = heap[0][1]
             step = self.state.steps.get(step_id)
             if step is None or step.status != "ready":
                 heapq.heappop(heap)
                 continue
-            node = self.graph.nodes[step_id]
-            estimate = node.step.estimate
-            tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
-            if not self._budget().can_reserve(1, tokens, cost):
-                self._run_transition(
-                    EventType.RUN_BUDGET_EXHAUSTED,
-                    "budget_exhausted",
-                    reason=f"budget cannot admit step {step_id!r}",
-                )
+            if not self.admit(step_id):
                 break
             heapq.heappop(heap)
-            self._step(EventType.STEP_STARTED, step_id, "running", tokens=tokens, cost=cost)
             admitted.append(step_id)
-            running += 1
         return tuple(admitted)
+
+    def admit(self, step_id: str) -> bool:
+        """Start one ready step if the run, the concurrency limit and the budget allow it
+        (a worker that was handed this step asks for exactly it). A step the budget
+        cannot admit ends the run ``budget_exhausted``."""
+        step = self.state.steps.get(step_id)
+        if self.state.status != "running" or step is None or step.status != "ready":
+            return False
+        if self.max_concurrency and self.state.count("running") >= self.max_concurrency:
+            return False
+        estimate = self.graph.nodes[step_id].step.estimate
+        tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
+        if not self._budget().can_reserve(1, tokens, cost):
+            self._run_transition(
+                EventType.RUN_BUDGET_EXHAUSTED,
+                "budget_exhausted",
+                reason=f"budget cannot admit step {step_id!r}",
+            )
+            return False
+        self._step(EventType.STEP_STARTED, step_id, "running", tokens=tokens, cost=cost)
+        return True
 
     def done(self, step_id: str, result: ToolResult) -> list[RunEvent]:
         """Record a finished step: succeeded (valid output), invalid, failed, or retried."""

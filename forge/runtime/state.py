@@ -179,6 +179,10 @@ def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
 def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
     facts = event.facts if isinstance(event.facts, Mapping) else {}
     if event.event_type == EventType.RUN_STARTED:
+        # The first event names the steps, so a run rebuilds from its events alone.
+        if "steps" in facts and not state.steps:
+            steps = Map({sid: StepState() for sid in facts["steps"]})
+            return {"plan_version": event.plan_version, "steps": steps, "by_status": _index(steps)}
         return {"plan_version": event.plan_version}
     if event.event_type == EventType.RUN_NEEDS_REPLAN:
         return {
@@ -206,8 +210,9 @@ def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
     return {}
 
 
-def rebuild(run_id: str, step_ids: Iterable[str], events: Iterable[RunEvent]) -> RunState:
-    """Fold ``events`` (in seq order) over a fresh state."""
+def rebuild(run_id: str, events: Iterable[RunEvent], step_ids: Iterable[str] = ()) -> RunState:
+    """Fold ``events`` (in seq order) over a fresh state; the ``run_started`` event names
+    the steps, so ``step_ids`` is needed only for a history that lacks it."""
     state = RunState.new(run_id, step_ids)
     for event in events:
         state = apply_event(state, event)

@@ -21,8 +21,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, host: str, port: int, workers: int, **options: Any) -> None:
         python = sys.executable
-        commands = [[python, "-m", "daphne", "-b", host, "-p", str(port), "forge_web.asgi:application"]]
-        commands += [[python, "manage.py", "db_worker"] for _ in range(workers)]
+        commands = [
+            [python, "-m", "daphne", "-b", host, "-p", str(port), "forge_web.asgi:application"]
+        ]
+        commands += [[python, "manage.py", "forge_worker"] for _ in range(workers)]
         processes = [subprocess.Popen(command) for command in commands]
         self.stdout.write(f"Forge is running at http://{host}:{port}/  (Ctrl-C stops it)")
         for line in getattr(self, "demo_lines", []):

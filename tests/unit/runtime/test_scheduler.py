@@ -379,7 +379,7 @@ def test_the_state_rebuilt_from_the_events_equals_the_live_state():
     scheduler.get_ready()
     scheduler.done("code", ToolResult("failed", error="boom", cost=0.5))
 
-    rebuilt = rebuild("run-1", _delivery_graph().order, scheduler.events)
+    rebuilt = rebuild("run-1", scheduler.events)
 
     assert rebuilt == scheduler.state
 
@@ -390,7 +390,7 @@ def test_a_scheduler_over_a_rebuilt_state_continues_where_the_first_stopped():
     first.prepare()
     first.done(*first.get_ready(), OK)
 
-    second = Scheduler(graph, "run-1", state=rebuild("run-1", graph.order, first.events))
+    second = Scheduler(graph, "run-1", state=rebuild("run-1", first.events))
 
     assert second.get_ready() == ("code", "docs")
     assert second.events[0].seq == len(first.events) + 1

@@ -1,0 +1,204 @@
+"""Stored runs driven by the core Scheduler, one transaction per decision.
+
+``locked_run`` locks a run's row (PostgreSQL ``SELECT ... FOR UPDATE``; on SQLite the
+IMMEDIATE transaction already serialises writers), hands out a Scheduler caught up with
+the stored events, and on leaving writes the events the Scheduler added together with
+the ``Run`` and ``StepRun`` projections, in the same transaction. Each process keeps its
+schedulers between transactions and only folds in the events other processes wrote
+since (``seq`` tells which), so a decision costs the same at step 1,000 as at step 1.
+A transaction that fails drops the cached scheduler, which is then rebuilt from the
+database: the database is the truth, the cache only saves work.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from forge.compiler import ExecutableGraph
+from forge.runtime import RunEvent, Scheduler, StepState, apply_event, rebuild
+from forge.runtime.status import FINAL_RUN_STATUSES
+from plans.compilation import compile_version
+from plans.errors import VersionHasErrors
+from plans.models import PlanVersion
+from runs import events as event_rows
+from runs import publish
+from runs.models import Run, StepRun
+
+_SCHEDULERS: dict[int, Scheduler] = {}
+_GRAPHS: OrderedDict[int, ExecutableGraph] = OrderedDict()
+_GRAPH_CACHE_SIZE = 64
+
+
+def graph_for(version: PlanVersion) -> ExecutableGraph:
+    """The compiled graph of a stored version, compiled once per process with the
+    deployment's compiler (the one plans used), so what was approved is what runs."""
+    graph = _GRAPHS.get(version.pk)
+    if graph is None:
+        result = compile_version(version)
+        if result.graph is None:
+            raise VersionHasErrors(
+                f"version {version.number} does not compile with this deployment's tools",
+                diagnostics=[d.to_data() for d in result.errors],
+            )
+        graph = result.graph
+        _GRAPHS[version.pk] = graph
+        if len(_GRAPHS) > _GRAPH_CACHE_SIZE:
+            _GRAPHS.popitem(last=False)
+    else:
+        _GRAPHS.move_to_end(version.pk)
+    return graph
+
+
+@dataclass
+class LockedRun:
+    run: Run
+    scheduler: Scheduler
+    flushed: int = 0  # how many of the scheduler's events are written already
+    to_enqueue: list[str] = field(default_factory=list)
+
+    def became_ready(self) -> list[str]:
+        """Steps made ready by this transaction's events, in the order they became so."""
+        return [e.step_id for e in self.scheduler.events if e.step_status == "ready" and e.step_id]
+
+    def flush(self) -> None:
+        """Write the events decided so far and their projections, so that a
+        compare-and-swap on ``StepRun`` later in the transaction sees them."""
+        events = self.scheduler.events[self.flushed :]
+        if events:
+            _persist(self.run, self.scheduler, events)
+            self.flushed = len(self.scheduler.events)
+
+
+@contextmanager
+def locked_run(run_id: int) -> Iterator[LockedRun]:
+    try:
+        with transaction.atomic():
+            run = Run.objects.select_for_update().select_related("version").get(pk=run_id)
+            locked = LockedRun(run, _caught_up(run))
+            yield locked
+            locked.flush()
+            _enqueue(run, locked.to_enqueue)
+            if locked.flushed:
+                last_seq = run.last_seq
+                transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
+    except BaseException:
+        _SCHEDULERS.pop(run_id, None)
+        raise
+
+
+def new_scheduler(run: Run) -> Scheduler:
+    scheduler = Scheduler(
+        graph_for(run.version),
+        str(run.pk),
+        plan_id=str(run.plan_id),
+        plan_version=run.version.number,
+    )
+    _SCHEDULERS[run.pk] = scheduler
+    return scheduler
+
+
+def _caught_up(run: Run) -> Scheduler:
+    scheduler = _SCHEDULERS.get(run.pk)
+    if scheduler is None or scheduler.state.last_seq > run.last_seq:
+        stored = [event_rows.from_row(row) for row in run.events.order_by("seq")]
+        scheduler = Scheduler(
+            graph_for(run.version),
+            str(run.pk),
+            plan_id=str(run.plan_id),
+            state=rebuild(str(run.pk), stored),
+        )
+        _SCHEDULERS[run.pk] = scheduler
+    elif scheduler.state.last_seq < run.last_seq:
+        newer = run.events.filter(seq__gt=scheduler.state.last_seq).order_by("seq")
+        for row in newer:
+            scheduler.state = apply_event(scheduler.state, event_rows.from_row(row))
+    graph = graph_for(run.version)
+    if scheduler.graph is not graph:
+        scheduler.graph = graph  # another process resumed the run on a new version
+    scheduler.events.clear()
+    return scheduler
+
+
+def _persist(run: Run, scheduler: Scheduler, events: list[RunEvent]) -> None:
+    state = scheduler.state
+    event_rows_ = [event_rows.to_row(run, event) for event in events]
+    for row in event_rows_:
+        row.save(force_insert=True)
+    touched: dict[str, None] = {}
+    for event in events:
+        if event.event_type == "run_resumed":
+            create_step_runs(run, scheduler)
+            touched.clear()
+        elif event.step_id is not None:
+            touched[event.step_id] = None
+    for step_id in touched:
+        _project_step(run, state.plan_version, step_id, state.steps[step_id])
+    run.status = state.status
+    run.used_steps, run.used_tokens, run.used_cost = (
+        state.used_steps,
+        state.used_tokens,
+        state.used_cost,
+    )
+    run.replans = state.replans
+    run.failed_step = state.failed_step or ""
+    run.reset_steps, run.preserved_steps = list(state.reset), list(state.preserved)
+    run.blocked_reason = state.blocked_reason
+    run.last_seq = state.last_seq
+    if state.status in FINAL_RUN_STATUSES and run.finished_at is None:
+        run.finished_at = timezone.now()
+    run.save()
+
+
+def _enqueue(run: Run, step_ids: list[str]) -> None:
+    from runs.tasks import run_step  # tasks import this module
+
+    for step_id in step_ids:
+        run_step.enqueue(run.pk, step_id)
+
+
+def _project_step(run: Run, plan_version: int, step_id: str, step: StepState) -> None:
+    StepRun.objects.filter(run=run, plan_version=plan_version, step_id=step_id).update(
+        status=step.status,
+        attempt=step.attempt,
+        output=step.output,
+        error=step.error,
+        verdict=step.verdict,
+        tokens=step.tokens,
+        cost=step.cost,
+        reserved_tokens=step.reserved_tokens,
+        reserved_cost=step.reserved_cost,
+        approved_hash=step.approved_hash,
+        approved_by=step.approved_by,
+    )
+
+
+def create_step_runs(run: Run, scheduler: Scheduler) -> None:
+    version = scheduler.state.plan_version
+    rows = []
+    for position, step_id in enumerate(scheduler.graph.order):
+        node = scheduler.graph.nodes[step_id]
+        step = scheduler.state.steps[step_id]
+        rows.append(
+            StepRun(
+                run=run,
+                plan_version=version,
+                step_id=step_id,
+                position=position,
+                status=step.status,
+                attempt=step.attempt,
+                output=step.output,
+                error=step.error,
+                verdict=step.verdict,
+                tokens=step.tokens,
+                cost=step.cost,
+                tool_name=node.binding.tool.name if node.binding else "",
+                args_hash=node.binding.args_hash if node.binding else "",
+            )
+        )
+    StepRun.objects.bulk_create(rows)

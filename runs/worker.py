@@ -1,0 +1,227 @@
+"""The worker's side of a run: claim a step, run it with a heartbeat, record the result,
+and go straight on to a step it made ready.
+
+A claim is two guards deep. The Scheduler admits the step under the run's lock (so the
+budget and the concurrency limit hold across workers), and the ``StepRun`` row moves
+from ``ready`` to ``running`` by compare-and-swap, taking a new fencing token. Only the
+holder of the current token may record a result: a worker whose lease expired and was
+taken over finds its token stale and its result is dropped, never committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import F
+from django.utils import timezone
+
+from forge.compiler import ExecutableNode
+from forge.runners.base import RunContext
+from forge.runtime import ApprovalToken, ToolResult
+from runs.engine import LockedRun, locked_run
+from runs.execution import executor, workspace_for
+from runs.models import StepRun
+
+logger = logging.getLogger(__name__)
+
+WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A step this worker holds: what to run, and the fencing token that proves it."""
+
+    run_id: int
+    step_id: str
+    plan_version: int
+    fencing_token: int
+    attempt: int
+    node: ExecutableNode
+    approval_scopes: tuple[str, ...]
+    token: ApprovalToken | None
+
+
+def lease_seconds() -> float:
+    return float(settings.FORGE_STEP_LEASE_SECONDS)
+
+
+def run_step(run_id: int, step_id: str) -> None:
+    """Run ``step_id`` of ``run_id`` if it is still ready, then whatever this worker's
+    results make ready next (one step at a time; the rest go to the queue)."""
+    with locked_run(run_id) as locked:
+        claim = _claim(locked, step_id)
+    while claim is not None:
+        result = _execute(claim)
+        claim = finish(claim, result)
+
+
+def _claim(locked: LockedRun, step_id: str) -> Claim | None:
+    scheduler = locked.scheduler
+    locked.flush()
+    if not scheduler.admit(step_id):
+        return None
+    now = timezone.now()
+    version = scheduler.state.plan_version
+    claimed = StepRun.objects.filter(
+        run=locked.run, plan_version=version, step_id=step_id, status="ready"
+    ).update(
+        status="running",
+        lease_owner=WORKER_ID,
+        started_at=now,
+        heartbeat_at=now,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()),
+        fencing_token=F("fencing_token") + 1,
+    )
+    if claimed != 1:
+        raise RuntimeError(f"step {step_id!r} of run {locked.run.pk} was not ready to claim")
+    row = StepRun.objects.only(
+        "fencing_token", "approved_hash", "approved_by", "approval_signature"
+    ).get(run=locked.run, plan_version=version, step_id=step_id)
+    token = None
+    if row.approval_signature:
+        token = ApprovalToken(
+            str(locked.run.pk), step_id, row.approved_hash, row.approved_by, row.approval_signature
+        )
+    return Claim(
+        run_id=locked.run.pk,
+        step_id=step_id,
+        plan_version=version,
+        fencing_token=row.fencing_token,
+        attempt=scheduler.state.steps[step_id].attempt,
+        node=scheduler.graph.nodes[step_id],
+        approval_scopes=scheduler.graph.document.requires_approval_before,
+        token=token,
+    )
+
+
+def _execute(claim: Claim) -> ToolResult:
+    node = claim.node
+    context = RunContext(
+        run_id=str(claim.run_id),
+        step_id=claim.step_id,
+        workspace=workspace_for(claim.run_id),
+        timeout_s=node.binding.timeout_s if node.binding else (node.step.timeout_s or 300.0),
+        attempt=claim.attempt,
+    )
+    if node.binding is None:
+        return ToolResult(
+            "failed",
+            error=f"step {claim.step_id!r} is an agent step and no model is configured for workers",
+            error_code="no_model",
+        )
+    heartbeat = _Heartbeat(claim)
+    heartbeat.start()
+    try:
+        return executor().execute(
+            node.binding, context, token=claim.token, plan_approval_scopes=claim.approval_scopes
+        )
+    finally:
+        heartbeat.stop()
+
+
+def finish(claim: Claim, result: ToolResult) -> Claim | None:
+    """Record ``result`` if this worker still holds the step; claim the first step it made
+    ready and queue the others."""
+    with locked_run(claim.run_id) as locked:
+        scheduler = locked.scheduler
+        held = StepRun.objects.filter(
+            run_id=claim.run_id,
+            plan_version=claim.plan_version,
+            step_id=claim.step_id,
+            status="running",
+            fencing_token=claim.fencing_token,
+        ).exists()
+        step = scheduler.state.steps.get(claim.step_id)
+        if (
+            not held
+            or step is None
+            or step.status != "running"
+            or (scheduler.state.plan_version != claim.plan_version)
+        ):
+            logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
+            return None
+        StepRun.objects.filter(
+            run_id=claim.run_id, plan_version=claim.plan_version, step_id=claim.step_id
+        ).update(
+            lease_owner="",
+            lease_expires_at=None,
+            finished_at=timezone.now(),
+            latency_ms=result.latency_ms,
+        )
+        mark = len(scheduler.events)
+        scheduler.done(claim.step_id, result)
+        ready = [
+            e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
+        ]
+        next_claim = _claim(locked, ready[0]) if ready else None
+        locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
+        return next_claim
+
+
+class _Heartbeat:
+    """Extends the lease while the tool runs, from a thread with its own connection."""
+
+    def __init__(self, claim: Claim) -> None:
+        self.claim = claim
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name="forge-heartbeat")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        interval = lease_seconds() / 3
+        try:
+            while not self._stopped.wait(interval):
+                now = timezone.now()
+                kept = StepRun.objects.filter(
+                    run_id=self.claim.run_id,
+                    plan_version=self.claim.plan_version,
+                    step_id=self.claim.step_id,
+                    fencing_token=self.claim.fencing_token,
+                    status="running",
+                ).update(
+                    heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds())
+                )
+                if not kept:
+                    logger.warning(
+                        "lost the lease of %s in run %s", self.claim.step_id, self.claim.run_id
+                    )
+                    return
+        finally:
+            connection.close()
+
+
+def reap_expired_leases() -> int:
+    """Hand every running step whose lease expired back to the Scheduler: retried when
+    it is safe to repeat, otherwise left for a person to reconcile. Returns how many."""
+    expired = StepRun.objects.filter(status="running", lease_expires_at__lt=timezone.now())
+    reaped = 0
+    for row in expired.values("run_id", "plan_version", "step_id", "fencing_token"):
+        with locked_run(row["run_id"]) as locked:
+            taken = StepRun.objects.filter(
+                run_id=row["run_id"],
+                plan_version=row["plan_version"],
+                step_id=row["step_id"],
+                status="running",
+                fencing_token=row["fencing_token"],
+                lease_expires_at__lt=timezone.now(),
+            ).update(fencing_token=F("fencing_token") + 1, lease_owner="", lease_expires_at=None)
+            step = locked.scheduler.state.steps.get(row["step_id"])
+            if not taken or step is None or step.status != "running":
+                continue
+            locked.scheduler.interrupt(row["step_id"], reason="the worker's lease expired")
+            locked.to_enqueue.extend(locked.became_ready())
+            reaped += 1
+    return reaped

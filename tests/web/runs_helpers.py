@@ -1,0 +1,37 @@
+"""Helpers for run tests: make approved versions and drain the task queue in-process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django_tasks_db.management.commands.db_worker import Worker
+
+from forge.plan import from_data
+from plans import services as plan_services
+
+
+def approved_version(author: Any, approver: Any, steps: list[dict[str, Any]], **fields: Any) -> Any:
+    data = {"goal": "Prepare the supplier risk report", **fields, "steps": steps}
+    version = plan_services.create_plan(author, "Supplier risk", from_data(data))
+    plan_services.approve(version, approver, "looks right")
+    version.refresh_from_db()
+    return version
+
+
+def new_version(version: Any, author: Any, steps: list[dict[str, Any]], **fields: Any) -> Any:
+    data = {"goal": "Prepare the supplier risk report", **fields, "steps": steps}
+    return plan_services.create_version(version.plan, author, from_data(data), note="replan")
+
+
+def drain() -> None:
+    """Run every queued task, as a worker process would, until the queue is empty."""
+    Worker(
+        queue_names=["default"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id="test-worker",
+        excluded_queue_names=[],
+    ).run()
