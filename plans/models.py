@@ -40,6 +40,9 @@ class VersionStatus(models.TextChoices):
     REJECTED = "rejected"
 
 
+REVIEW_FIELDS = frozenset({"status", "submitted"})
+
+
 class PlanVersion(models.Model):
     """One immutable version of a plan's document."""
 
@@ -79,8 +82,9 @@ class PlanVersion(models.Model):
         return f"{self.plan.name} v{self.number}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        # Versions are immutable: only the review status may change after creation.
-        if self.pk is not None and kwargs.get("update_fields") not in (["status"], ("status",)):
+        # Versions are immutable: only the review state may change after creation.
+        fields = kwargs.get("update_fields")
+        if self.pk is not None and (not fields or not set(fields) <= REVIEW_FIELDS):
             raise RuntimeError("plan versions are immutable; save a new version instead")
         super().save(*args, **kwargs)
 

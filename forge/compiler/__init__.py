@@ -1,5 +1,6 @@
 """The GraphCompiler: plan documents in, an ``ExecutableGraph`` or diagnostics out."""
 
+from forge.compiler.bindings import CallRefused, bind_call
 from forge.compiler.compiler import CompileResult, GraphCompiler
 from forge.compiler.diagnostics import CODES, SEVERITIES, Diagnostic, Severity
 from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect, ToolBinding
@@ -9,6 +10,7 @@ __all__ = [
     "CODES",
     "MAX_CYCLES_PER_COMPONENT",
     "SEVERITIES",
+    "CallRefused",
     "CompileResult",
     "Diagnostic",
     "ExecutableGraph",
@@ -17,4 +19,5 @@ __all__ = [
     "PerformedSideEffect",
     "Severity",
     "ToolBinding",
+    "bind_call",
 ]

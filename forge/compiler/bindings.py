@@ -13,19 +13,24 @@ since renaming a step does not make sending the same e-mail twice harmless. Argu
 serialised to canonical JSON at compile time: what is not JSON is refused, and the hash
 that approvals bind to is fixed. Validation is cached per tool and canonical arguments,
 since plans often repeat a call.
+
+``bind_call`` applies the same rules to one call an agent proposes at run time, so a
+call chosen by a model is bound exactly as one written in the plan.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from forge.compiler.diagnostics import Diagnostic
 from forge.compiler.graph import PerformedSideEffect, ToolBinding
+from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
 from forge.tools import ArgumentsInvalid, PolicyDecision, PolicyEngine, ToolRegistry, ToolSpec
 
-__all__ = ["BindingResolver", "Resolved"]
+__all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call"]
 
 Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
 
@@ -146,14 +151,8 @@ class BindingResolver:
         if error:
             out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
             return None
-        return ToolBinding(
-            tool=spec,
-            args=step.args,
-            args_hash=args_hash,
-            timeout_s=spec.default_timeout_s if step.timeout_s is None else step.timeout_s,
-            side_effect=spec.effective_side_effect(step.args),
-            approval_reasons=self._decision(spec).approval_reasons,
-        )
+        timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
+        return _binding(spec, step.args, args_hash, timeout_s, self._decision(spec))
 
     def _repeats(self, step: Step, binding: ToolBinding, out: list[Diagnostic]) -> None:
         earlier = self._performed.get((binding.tool.name, binding.args_hash))
@@ -172,3 +171,69 @@ class BindingResolver:
     def _approval(step: Step, reasons: tuple[str, ...], out: list[Diagnostic]) -> None:
         message = f"step {step.id!r} will wait for approval: {'; '.join(reasons)}"
         out.append(Diagnostic.of("approval_required", message, (step.id,)))
+
+
+class CallRefused(ForgeError, ValueError):
+    """A run-time call that cannot be bound. ``code``: ``tool_not_allowed`` (not in the
+    step's ``tools_allowed``), ``unknown_tool``, ``unauthorized_tool`` (the policy denies
+    it) or ``invalid_args`` (not JSON, or against the tool's schema)."""
+
+    code = "call_refused"
+
+
+def bind_call(
+    registry: ToolRegistry,
+    policy: PolicyEngine,
+    tool_name: str,
+    args: Mapping[str, Any],
+    step: Step,
+    plan_scopes: Iterable[str] = (),
+    *,
+    timeout_s: float | None = None,
+) -> ToolBinding:
+    """Bind one call an agent step proposes, by the compiler's rules: the tool must be in
+    the step's ``tools_allowed`` (when it has any), registered and allowed by the policy,
+    and the arguments JSON that satisfies its schema. ``plan_scopes`` (the plan's
+    ``requires_approval_before``) add approval reasons as they do at compile time.
+    ``timeout_s`` defaults to the step's, then the tool's. Raises ``CallRefused``."""
+    if step.tools_allowed and tool_name not in step.tools_allowed:
+        raise CallRefused(
+            f"tool {tool_name!r} is not in step {step.id!r}'s tools_allowed "
+            f"({', '.join(step.tools_allowed)})",
+            code="tool_not_allowed",
+        )
+    if tool_name not in registry:
+        raise CallRefused(f"unknown tool {tool_name!r}", code="unknown_tool")
+    spec = registry.get(tool_name)
+    decision = policy.decide(spec, plan_scopes)
+    if not decision.allowed:
+        raise CallRefused(decision.reason, code="unauthorized_tool")
+    try:
+        args_json = canonical_json(args)
+    except (TypeError, ValueError) as exc:
+        raise CallRefused(f"arguments are not JSON: {exc}", code="invalid_args") from None
+    try:
+        registry.validate_args(spec.name, args)
+    except ArgumentsInvalid as exc:
+        raise CallRefused(exc.message, code="invalid_args") from None
+    if timeout_s is None:
+        timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
+    args_hash = hashlib.sha256(args_json.encode()).hexdigest()
+    return _binding(spec, args, args_hash, timeout_s, decision)
+
+
+def _binding(
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    args_hash: str,
+    timeout_s: float,
+    decision: PolicyDecision,
+) -> ToolBinding:
+    return ToolBinding(
+        tool=spec,
+        args=args,
+        args_hash=args_hash,
+        timeout_s=timeout_s,
+        side_effect=spec.effective_side_effect(args),
+        approval_reasons=decision.approval_reasons,
+    )

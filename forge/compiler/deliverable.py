@@ -22,6 +22,10 @@ def resolve_deliverable(
     """The deliverable's id, or ``None`` when there is none to find; problems go to ``out``."""
     deliverable = document.deliverable
     if deliverable is None:
+        if not structure.steps:
+            message = "plan has no steps, so nothing to deliver"
+            out.append(Diagnostic.of("missing_deliverable", message))
+            return None
         terminals = structure.terminals()
         if len(terminals) != 1:
             message = f"plan has {len(terminals)} terminal steps; name one as deliverable"

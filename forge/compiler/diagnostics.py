@@ -2,10 +2,11 @@
 
 A diagnostic has a stable ``code``, a severity, a message for people, and the node ids and
 edges it concerns; edges always point from a dependency to its dependent, ``[dep, step]``.
-``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, plus
-one deviation, ``invalid_check`` (error), for a ``done_when`` check that is not valid
-JMESPath; the SPEC has no code for it and folding it into ``unverifiable_done_when`` (a
-warning) would let a plan whose contract can never be evaluated compile.
+``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, and
+one deviation from it, ``invalid_check`` (error, listed after ``invalid_args``), for a
+``done_when`` check that is not valid JMESPath; the SPEC has no code for it, and folding it
+into ``unverifiable_done_when`` (a warning) would let a plan compile whose contract can
+never be evaluated.
 """
 
 from __future__ import annotations
@@ -64,10 +65,6 @@ class Diagnostic:
         """A diagnostic with the severity ``SEVERITIES`` gives ``code`` (``KeyError`` if
         the code is not in the table)."""
         return cls(code, SEVERITIES[code], message, tuple(nodes), tuple(edges))
-
-    @property
-    def is_error(self) -> bool:
-        return self.severity == "error"
 
     def to_data(self) -> dict[str, Any]:
         return {

@@ -85,3 +85,21 @@ def test_steps_the_deliverable_does_not_depend_on_are_listed_in_one_warning(step
     ]
     assert result.graph is not None
     assert result.graph.deliverable == "report"
+
+
+def test_a_plan_without_steps_has_nothing_to_deliver(compile_plan):
+    result = compile_plan([])
+
+    assert result.to_data() == {
+        "ok": False,
+        "diagnostics": [
+            {
+                "code": "missing_deliverable",
+                "severity": "error",
+                "message": "plan has no steps, so nothing to deliver",
+                "nodes": [],
+                "edges": [],
+            }
+        ],
+        "graph": None,
+    }

@@ -1,0 +1,220 @@
+"""The plans router: plans, versions, compile, review, diff, export, and the tool catalogue.
+
+Reads need ``plan.view`` (``tool.view`` for /tools), creating a plan ``plan.create``, a
+new version ``plan.edit``, compiling ``plan.compile``, approving and rejecting
+``plan.approve`` (never of one's own version). Writes go through ``plans.services``.
+
+No ``from __future__ import annotations`` here: ninja reads the operations' annotations
+at runtime, and ``@paginate`` hides this module's names from string annotations.
+"""
+
+from typing import Annotated, Any
+
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Path, Query, Router, Status
+from ninja.pagination import paginate
+
+from accounts.permissions import require_permission
+from forge.plan import PlanDocument
+from plans import catalogue, compilation, services
+from plans.documents import read_document
+from plans.errors import UnknownVersion
+from plans.models import Approval, Plan, PlanVersion
+from plans.schemas import (
+    MAX_NUMBER,
+    ApprovalOut,
+    CompileOut,
+    DecisionIn,
+    DiffOut,
+    DiffQuery,
+    DocumentIn,
+    ExportQuery,
+    PlanDetailOut,
+    PlanFilters,
+    PlanIn,
+    PlanOut,
+    ToolOut,
+    VersionIn,
+    VersionOut,
+    VersionSummaryOut,
+)
+
+router = Router(tags=["plans"])
+
+PlanId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+Number = Annotated[int, Path(ge=1, le=MAX_NUMBER)]
+
+EXPORT_TYPES = {
+    "json": ("application/json", "json"),
+    "yaml": ("application/yaml; charset=utf-8", "yaml"),
+    "mermaid": ("text/vnd.mermaid; charset=utf-8", "mmd"),
+    "dot": ("text/vnd.graphviz; charset=utf-8", "dot"),
+}
+# Lists leave out what only a version's own page needs.
+_HEAVY = ("document", "diagnostics", "performed_side_effects")
+
+
+# --- Plans ------------------------------------------------------------------------------
+
+
+@router.post("/plans", response={201: PlanDetailOut})
+@require_permission("plan.create")
+def create_plan(request: HttpRequest, body: PlanIn) -> Status:
+    """Import a plan: version 1 is compiled and saved with its diagnostics, even errors."""
+    document, fmt = _read(body)
+    version = services.create_plan(
+        request.auth, body.name, document, source_format=fmt, note=body.note, submit=body.submit
+    )
+    return Status(201, _plan_detail(version.plan_id))
+
+
+@router.get("/plans", response=list[PlanOut])
+@require_permission("plan.view")
+@paginate
+def list_plans(request: HttpRequest, filters: Query[PlanFilters]) -> Any:
+    """Plans, newest first, with their latest version."""
+    plans = _plans()
+    if filters.q:
+        plans = plans.filter(name__icontains=filters.q)
+    if filters.status:
+        plans = plans.filter(latest_version__status=filters.status)
+    return plans
+
+
+@router.get("/plans/{plan_id}", response=PlanDetailOut)
+@require_permission("plan.view")
+def get_plan(request: HttpRequest, plan_id: PlanId) -> Plan:
+    """The plan with its latest version in full: document, diagnostics, approvals."""
+    return _plan_detail(plan_id)
+
+
+# --- Versions ---------------------------------------------------------------------------
+
+
+@router.get("/plans/{plan_id}/versions", response=list[VersionSummaryOut])
+@require_permission("plan.view")
+@paginate
+def list_versions(request: HttpRequest, plan_id: PlanId) -> Any:
+    """The plan's versions, newest first."""
+    plan = get_object_or_404(Plan, pk=plan_id)
+    return _versions().filter(plan=plan).defer(*_HEAVY).order_by("-number")
+
+
+@router.get("/plans/{plan_id}/versions/{n}", response=VersionOut)
+@require_permission("plan.view")
+def get_version(request: HttpRequest, plan_id: PlanId, n: Number) -> PlanVersion:
+    """One version: document, diagnostics, approvals, performed side effects."""
+    return _version(plan_id, n)
+
+
+@router.post("/plans/{plan_id}/versions", response={201: VersionOut})
+@require_permission("plan.edit")
+def create_version(request: HttpRequest, plan_id: PlanId, body: VersionIn) -> Status:
+    """Save an edited document as the next version (from ``parent``, else the latest)."""
+    plan = get_object_or_404(Plan, pk=plan_id)
+    parent = None if body.parent is None else _named_version(plan.pk, body.parent)
+    document, fmt = _read(body)
+    version = services.create_version(
+        plan, request.auth, document, parent=parent, source_format=fmt, note=body.note,
+        replan_reason=body.replan_reason, submit=body.submit,
+    )  # fmt: skip
+    return Status(201, _version(plan.pk, version.number))
+
+
+@router.post("/plans/{plan_id}/versions/{n}/approve", response=ApprovalOut)
+@require_permission("plan.approve")
+def approve_version(request: HttpRequest, plan_id: PlanId, n: Number, body: DecisionIn) -> Any:
+    """Approve a submitted version without compile errors (403 for its author)."""
+    return services.approve(_version(plan_id, n), request.auth, body.comment)
+
+
+@router.post("/plans/{plan_id}/versions/{n}/reject", response=ApprovalOut)
+@require_permission("plan.approve")
+def reject_version(request: HttpRequest, plan_id: PlanId, n: Number, body: DecisionIn) -> Any:
+    """Reject a submitted version (403 for its author)."""
+    return services.reject(_version(plan_id, n), request.auth, body.comment)
+
+
+@router.get("/plans/{plan_id}/diff", response=DiffOut, by_alias=True)
+@require_permission("plan.view")
+def diff(request: HttpRequest, plan_id: PlanId, query: Query[DiffQuery]) -> dict[str, Any]:
+    """Steps and edges added, removed and changed from version ``from`` to ``to``."""
+    plan = get_object_or_404(Plan, pk=plan_id)
+    old, new = _named_version(plan.pk, query.from_), _named_version(plan.pk, query.to)
+    changes = services.diff_versions(old, new, request.auth)
+    return {"plan": plan.pk, "from": old.number, "to": new.number, **changes}
+
+
+@router.get("/plans/{plan_id}/versions/{n}/export", response={200: None})
+@require_permission("plan.view")
+def export(request: HttpRequest, plan_id: PlanId, n: Number, query: Query[ExportQuery]) -> Any:
+    """The version's document as JSON, YAML, Mermaid or DOT text (a file, not JSON-wrapped)."""
+    version = _version(plan_id, n)
+    text = services.export_version(version, request.auth, query.format)
+    content_type, extension = EXPORT_TYPES[query.format]
+    response = HttpResponse(text, content_type=content_type)
+    filename = f"plan-{version.plan_id}-v{version.number}.{extension}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --- Compile and tools ------------------------------------------------------------------
+
+
+@router.post("/compile", response=CompileOut)
+@require_permission("plan.compile")
+def compile_plan(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
+    """Compile a document with this deployment's tools and policy; nothing is saved."""
+    document, _ = _read(body)
+    return compilation.compile_document(document).to_data()
+
+
+@router.get("/tools", response=list[ToolOut])
+@require_permission("tool.view")
+@paginate
+def list_tools(request: HttpRequest) -> list[dict[str, Any]]:
+    """The tool catalogue with each tool's schema, scope, side effect and policy."""
+    return catalogue.tool_catalogue()
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _read(body: DocumentIn) -> tuple[PlanDocument, str]:
+    return read_document(document=body.document, source=body.source, format=body.format)
+
+
+def _versions() -> QuerySet[PlanVersion]:
+    parent = ("parent__document", "parent__diagnostics", "parent__performed_side_effects")
+    return PlanVersion.objects.select_related("author", "parent").defer(*parent)
+
+
+def _plans() -> QuerySet[Plan]:
+    latest = tuple(f"latest_version__{name}" for name in _HEAVY)
+    parent = tuple(f"latest_version__parent__{name}" for name in _HEAVY)
+    related = ("created_by", "latest_version__author", "latest_version__parent")
+    return Plan.objects.select_related(*related).defer(*latest, *parent)
+
+
+def _plan_detail(plan_id: int) -> Plan:
+    plan = get_object_or_404(Plan.objects.select_related("created_by"), pk=plan_id)
+    if plan.latest_version_id is None:  # only inside the transaction that creates it
+        raise Http404
+    plan.latest_version = _version(plan.pk, None, pk=plan.latest_version_id)
+    return plan
+
+
+def _version(plan_id: int, number: int | None, **lookup: Any) -> PlanVersion:
+    if number is not None:
+        lookup["number"] = number
+    approvals = Prefetch("approvals", Approval.objects.select_related("reviewer"))
+    return get_object_or_404(_versions().prefetch_related(approvals), plan_id=plan_id, **lookup)
+
+
+def _named_version(plan_id: int, number: int) -> PlanVersion:
+    try:
+        return _versions().get(plan_id=plan_id, number=number)
+    except PlanVersion.DoesNotExist:
+        raise UnknownVersion(f"plan {plan_id} has no version {number}") from None

@@ -1,0 +1,92 @@
+"""Plan documents as the web receives them: a JSON object, or source text in a format.
+
+Both go through the core's strict codec under the import limits of the settings
+(``FORGE_MAX_PLAN_BYTES``, ``FORGE_MAX_PLAN_STEPS``); an object is measured as its
+canonical JSON, so the size limit means the same for both. Every refusal is a
+``PlanDocumentError`` whose ``code`` names the reason (``document_too_large``,
+``too_many_steps``, ``invalid_json``, ...). Text the databases cannot store (a NUL
+character, a lone surrogate) and numbers JSON cannot spell (NaN, infinities) are
+refused here too, as ``invalid_document``, before they reach a ``JSONField``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+
+from forge.errors import PlanDocumentError
+from forge.plan import (
+    ImportLimits,
+    PlanDocument,
+    canonical_json,
+    detect_format,
+    from_data,
+    to_data,
+)
+from forge.plan import load_plan as load_text
+from forge.plan.limits import check_depth
+
+__all__ = ["import_limits", "read_document", "storable_text"]
+
+
+def import_limits() -> ImportLimits:
+    return ImportLimits(
+        max_bytes=settings.FORGE_MAX_PLAN_BYTES, max_steps=settings.FORGE_MAX_PLAN_STEPS
+    )
+
+
+def read_document(
+    *, document: Any = None, source: str | None = None, format: str | None = None
+) -> tuple[PlanDocument, str]:
+    """The document and the format it came in: ``document`` (plain data, "json"), or
+    ``source`` text in ``format`` (detected when not given)."""
+    limits = import_limits()
+    if document is not None:
+        check_depth(document, limits.max_depth)  # before anything walks it
+        limits.check_size(len(canonical_json(document).encode("utf-8", "surrogatepass")))
+        parsed, fmt = from_data(document, limits), "json"
+    elif source is not None:
+        fmt = format or detect_format(source)
+        parsed = load_text(source, fmt, limits)
+    else:
+        raise PlanDocumentError("give a document, or a source and its format")
+    # YAML can spell NaN and NUL, JSON lone surrogates: check what would be stored.
+    _check_storable(to_data(parsed), "")
+    return parsed, fmt
+
+
+def storable_text(value: str) -> bool:
+    """Whether every database Forge supports can store ``value`` as text."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_storable(data: Any, path: str) -> None:
+    stack: list[tuple[Any, str]] = [(data, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if not storable_text(value):
+                raise _unstorable(where, "contains a NUL character or a lone surrogate")
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise _unstorable(where, f"{value!r} is not a JSON number")
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                if isinstance(key, str) and not storable_text(key):
+                    raise _unstorable(where, "a key contains a NUL character or a lone surrogate")
+                stack.append((item, f"{where}.{key}" if where else str(key)))
+        elif isinstance(value, list | tuple):
+            stack.extend((item, f"{where}[{index}]") for index, item in enumerate(value))
+
+
+def _unstorable(path: str, reason: str) -> PlanDocumentError:
+    return PlanDocumentError(f"{path or 'document'}: {reason}", code="invalid_document", path=path)

@@ -1,0 +1,233 @@
+"""API shapes of plans, versions, approvals, compile results, diffs and the tool catalogue."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Field, Schema
+from pydantic import AfterValidator, model_validator
+
+from plans.documents import storable_text
+from plans.models import Approval, Plan, PlanVersion
+
+MAX_NUMBER = 2_147_483_647  # PositiveIntegerField's ceiling on every database
+TEXT_LIMIT = 10_000
+
+
+def _storable(value: str) -> str:
+    if not storable_text(value):
+        raise ValueError("text may not contain NUL characters or lone surrogates")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_storable)]
+Status = Literal["draft", "has_errors", "awaiting_approval", "approved", "rejected"]
+ImportFormat = Literal["json", "yaml", "mermaid"]
+
+
+# --- In -----------------------------------------------------------------------------------
+
+
+class DocumentIn(Schema):
+    """A plan document: ``document`` (a JSON object), or ``source`` text in ``format``."""
+
+    document: dict[str, Any] | None = Field(
+        None, description="the forge.plan/v1 document as a JSON object"
+    )
+    format: ImportFormat | None = Field(None, description="the format of source; guessed if absent")
+    source: str | None = Field(None, description="the document as JSON, YAML or Mermaid text")
+
+    @model_validator(mode="after")
+    def _one_document(self) -> DocumentIn:
+        if (self.document is None) == (self.source is None):
+            raise ValueError("give either 'document' or 'source' (with its 'format')")
+        if self.format is not None and self.source is None:
+            raise ValueError("'format' goes with 'source'")
+        return self
+
+
+class PlanIn(DocumentIn):
+    name: Text = Field(min_length=1, max_length=200)
+    note: Text = Field("", max_length=TEXT_LIMIT, description="the change note of version 1")
+    submit: bool = Field(True, description="ask for review now (false: save a draft)")
+
+
+class VersionIn(DocumentIn):
+    note: Text = Field("", max_length=TEXT_LIMIT, description="what changed and why")
+    parent: int | None = Field(
+        None, ge=1, le=MAX_NUMBER, description="number of the version this derives from; "
+        "the latest when absent",
+    )  # fmt: skip
+    replan_reason: Text = Field("", max_length=TEXT_LIMIT)
+    submit: bool = Field(True, description="ask for review now (false: save a draft)")
+
+
+class DecisionIn(Schema):
+    comment: Text = Field("", max_length=TEXT_LIMIT)
+
+
+class PlanFilters(Schema):
+    q: Text | None = Field(None, max_length=200, description="part of the name, any case")
+    status: Status | None = Field(None, description="status of the latest version")
+
+
+class DiffQuery(Schema):
+    from_: int = Field(alias="from", ge=1, le=MAX_NUMBER, description="version number")
+    to: int = Field(ge=1, le=MAX_NUMBER, description="version number")
+
+
+class ExportQuery(Schema):
+    format: Literal["json", "yaml", "mermaid", "dot"] = "json"
+
+
+# --- Out ----------------------------------------------------------------------------------
+
+
+class DiagnosticOut(Schema):
+    code: str
+    severity: Literal["error", "warning", "info"]
+    message: str
+    nodes: list[str]
+    edges: list[list[str]] = Field(description="[dependency, dependent] pairs")
+
+
+class SideEffectOut(Schema):
+    tool: str
+    step: str
+    args_hash: str
+
+
+class ApprovalOut(Schema):
+    id: int
+    reviewer: str
+    decision: Literal["approved", "rejected"]
+    comment: str
+    created_at: datetime
+
+    @staticmethod
+    def resolve_reviewer(approval: Approval) -> str:
+        return approval.reviewer.username
+
+
+class VersionSummaryOut(Schema):
+    plan: int
+    number: int
+    status: Status
+    has_errors: bool
+    content_hash: str
+    parent: int | None = Field(description="number of the version this derives from")
+    replan_reason: str
+    note: str
+    author: str
+    planner: str
+    source_format: str
+    created_at: datetime
+
+    @staticmethod
+    def resolve_plan(version: PlanVersion) -> int:
+        return version.plan_id
+
+    @staticmethod
+    def resolve_parent(version: PlanVersion) -> int | None:
+        return version.parent.number if version.parent_id else None
+
+    @staticmethod
+    def resolve_author(version: PlanVersion) -> str:
+        return version.author.username
+
+
+class VersionOut(VersionSummaryOut):
+    document: dict[str, Any]
+    diagnostics: list[DiagnosticOut]
+    approvals: list[ApprovalOut]
+    performed_side_effects: list[SideEffectOut]
+
+    @staticmethod
+    def resolve_approvals(version: PlanVersion) -> list[Approval]:
+        return list(version.approvals.all())
+
+
+class PlanOut(Schema):
+    id: int
+    name: str
+    created_by: str
+    created_at: datetime
+    status: Status = Field(description="status of the latest version")
+    latest_version: VersionSummaryOut
+
+    @staticmethod
+    def resolve_created_by(plan: Plan) -> str:
+        return plan.created_by.username
+
+    @staticmethod
+    def resolve_status(plan: Plan) -> str:
+        return plan.latest_version.status  # type: ignore[union-attr]
+
+
+class PlanDetailOut(PlanOut):
+    latest_version: VersionOut  # type: ignore[assignment]
+
+
+class NodeOut(Schema):
+    id: str
+    tool: str | None
+    allowed_tools: list[str]
+    args_hash: str | None
+    side_effect: str | None
+    timeout_s: float | None
+    approval_reasons: list[str]
+    depends_on: list[str]
+    fingerprint: str
+
+
+class GraphOut(Schema):
+    content_hash: str
+    deliverable: str
+    order: list[str]
+    nodes: list[NodeOut]
+    edges: list[list[str]]
+
+
+class CompileOut(Schema):
+    ok: bool
+    diagnostics: list[DiagnosticOut]
+    graph: GraphOut | None
+
+
+class FieldChangeOut(Schema):
+    field: str
+    before: Any
+    after: Any
+
+
+class StepChangeOut(Schema):
+    id: str
+    changes: list[FieldChangeOut]
+
+
+class DiffOut(Schema):
+    plan: int
+    from_: int = Field(alias="from")
+    to: int
+    added_steps: list[str]
+    removed_steps: list[str]
+    changed_steps: list[StepChangeOut]
+    added_edges: list[list[str]]
+    removed_edges: list[list[str]]
+    plan_changes: list[FieldChangeOut]
+
+
+class ToolOut(Schema):
+    name: str
+    description: str
+    args_schema: dict[str, Any]
+    permission_scope: str
+    side_effect: Literal["none", "read", "write", "external"]
+    idempotent: bool
+    risk: Literal["low", "medium", "high"]
+    default_timeout_s: float
+    source: str
+    allowed: bool = Field(description="whether the policy lets plans use it")
+    requires_approval: bool = Field(description="whether the policy makes every call wait")
+    policy_reasons: list[str] = Field(description="why it is refused, or why calls wait")

@@ -1,0 +1,266 @@
+"""The only writer of plans, versions and approvals; each action audited in its transaction.
+
+Every version is compiled by the deployment's compiler (``plans.compilation``) when it
+is saved, and stores the diagnostics, whether any is an error, and its review status:
+
+- ``has_errors`` when the compiler found an error (it can be neither approved nor run),
+- else ``awaiting_approval`` when submitted (the default), or ``draft`` until
+  ``submit_version``.
+
+Review: any holder of ``plan.approve`` except the version's author may approve or
+reject a submitted version, with a comment; a version with compile errors can only be
+rejected. Every decision is kept as an ``Approval`` and the version's status is the
+latest decision, so a second approval is recorded and changes nothing, and a rejection
+after an approval makes the version ``rejected`` (as an approval after a rejection
+makes it ``approved`` again). A new version never inherits a decision: it starts over.
+
+Audit: every event is filed under its plan (``object_type="plan"``, ``object_id`` the
+plan's id), so ``GET /api/v1/audit?object_type=plan&object_id=ID`` is a plan's whole
+history; payloads name the version by number and its content hash and count the
+diagnostics. They never hold the document or tool arguments, which may hold secrets.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+
+from accounts.permissions import ensure_permission
+from audit.services import record
+from forge.compiler import CompileResult, PerformedSideEffect
+from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
+from plans import compilation
+from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
+from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
+
+__all__ = [
+    "approve",
+    "create_plan",
+    "create_version",
+    "diff_versions",
+    "export_version",
+    "performed_side_effects_for",
+    "reject",
+    "submit_version",
+]
+
+AUDIT_OBJECT = "plan"
+
+
+def create_plan(
+    user: Any,
+    name: str,
+    document: PlanDocument,
+    *,
+    source_format: str = "json",
+    note: str = "",
+    planner: str = "editor",
+    submit: bool = True,
+) -> PlanVersion:
+    """Create a plan and its version 1, compiled; return the version (``.plan`` is set)."""
+    result = compilation.compile_document(document)
+    with transaction.atomic():
+        plan = Plan.objects.create(name=name, created_by=user)
+        record(user.username, "plan.created", AUDIT_OBJECT, plan.pk, {"plan": plan.pk, "name": name})
+        return _add_version(
+            plan, user, document, parent=None, source_format=source_format, note=note,
+            planner=planner, submit=submit, replan_reason="", side_effects=[], result=result,
+        )  # fmt: skip
+
+
+def create_version(
+    plan: Plan,
+    user: Any,
+    document: PlanDocument,
+    *,
+    parent: PlanVersion | None = None,
+    source_format: str = "json",
+    replan_reason: str = "",
+    note: str = "",
+    planner: str = "editor",
+    submit: bool = True,
+    performed_side_effects: Iterable[PerformedSideEffect] = (),
+) -> PlanVersion:
+    """Save ``document`` as the plan's next version, derived from ``parent``.
+
+    ``parent`` defaults to the plan's latest version. ``performed_side_effects`` are
+    those carried out by runs of ``parent`` (a replan passes them); the new version
+    holds the parent's own plus these, and the compiler warns about repeating any.
+    """
+    if parent is None:
+        parent = Plan.objects.select_related("latest_version").get(pk=plan.pk).latest_version
+    elif parent.plan_id != plan.pk:
+        raise UnknownVersion(f"plan {plan.pk} has no version {parent.number}")
+    side_effects = performed_side_effects_for(parent, performed_side_effects)
+    # Compiled before the transaction: the database's write lock need not wait for it.
+    result = compilation.compile_document(
+        document, [PerformedSideEffect.from_data(item) for item in side_effects]
+    )
+    with transaction.atomic():
+        return _add_version(
+            plan, user, document, parent=parent, source_format=source_format, note=note,
+            planner=planner, submit=submit, replan_reason=replan_reason,
+            side_effects=side_effects, result=result,
+        )  # fmt: skip
+
+
+def performed_side_effects_for(
+    parent: PlanVersion | None, performed: Iterable[PerformedSideEffect] = ()
+) -> list[dict[str, str]]:
+    """A child of ``parent``'s performed side effects: the parent's own, then
+    ``performed`` (those of the parent's runs), each once, as stored."""
+    items = list(parent.performed_side_effects) if parent is not None else []
+    items += [effect.to_data() for effect in performed]
+    unique: dict[tuple[str, ...], dict[str, str]] = {}
+    for item in items:
+        unique.setdefault((item["tool"], item["step"], item["args_hash"]), item)
+    return list(unique.values())
+
+
+def submit_version(version: PlanVersion, user: Any) -> PlanVersion:
+    """Put a draft up for review (``awaiting_approval``); a submitted version is left as is."""
+    with transaction.atomic():
+        locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
+        if locked.submitted:
+            return locked
+        if locked.has_errors:
+            raise _has_errors(locked, "submitted")
+        locked.submitted, locked.status = True, VersionStatus.AWAITING_APPROVAL
+        locked.save(update_fields=["submitted", "status"])
+        _record(user, "plan_version.submitted", locked, {"status": locked.status})
+    return locked
+
+
+def approve(version: PlanVersion, user: Any, comment: str = "") -> Approval:
+    """Approve a submitted version without compile errors; never by its author."""
+    return _decide(version, user, Decision.APPROVED, comment)
+
+
+def reject(version: PlanVersion, user: Any, comment: str = "") -> Approval:
+    """Reject a submitted version; never by its author."""
+    return _decide(version, user, Decision.REJECTED, comment)
+
+
+def export_version(version: PlanVersion, user: Any, format: str) -> str:
+    """The version's document as ``format`` text; the export is audited."""
+    text = dump_plan(compilation.stored_document(version), format)
+    with transaction.atomic():
+        _record(user, "plan_version.exported", version, {"format": format})
+    return text
+
+
+def diff_versions(old: PlanVersion, new: PlanVersion, user: Any) -> dict[str, Any]:
+    """``forge.plan.diff_plans`` of two versions of one plan, as data; audited."""
+    diff = diff_plans(compilation.stored_document(old), compilation.stored_document(new))
+    with transaction.atomic():
+        payload = {"plan": new.plan_id, "from": old.number, "to": new.number}
+        record(user.username, "plan.diffed", AUDIT_OBJECT, new.plan_id, payload)
+    return diff.to_data()
+
+
+# --- Internals ---------------------------------------------------------------------------
+
+
+def _add_version(
+    plan: Plan,
+    user: Any,
+    document: PlanDocument,
+    *,
+    parent: PlanVersion | None,
+    source_format: str,
+    note: str,
+    planner: str,
+    submit: bool,
+    replan_reason: str,
+    side_effects: list[dict[str, str]],
+    result: CompileResult,
+) -> PlanVersion:
+    """Inside the caller's transaction: number, save, audit, move latest_version."""
+    diagnostics = [d.to_data() for d in result.diagnostics]
+    has_errors = not result.ok
+    locked = Plan.objects.select_for_update().get(pk=plan.pk)  # one number at a time
+    last = locked.versions.order_by("-number").values_list("number", flat=True).first()
+    version = PlanVersion.objects.create(
+        plan=locked,
+        number=(last or 0) + 1,
+        document=to_data(document),
+        content_hash=content_hash(document),
+        source_format=source_format,
+        parent=parent,
+        replan_reason=replan_reason,
+        note=note,
+        author=user,
+        planner=planner,
+        diagnostics=diagnostics,
+        has_errors=has_errors,
+        performed_side_effects=side_effects,
+        submitted=submit,
+        status=_initial_status(has_errors, submit),
+    )
+    locked.latest_version = version
+    locked.save(update_fields=["latest_version"])
+    plan.latest_version = version
+    counts = Counter(d["severity"] for d in diagnostics)
+    _record(user, "plan_version.created", version, {
+        "parent": parent.number if parent is not None else None,
+        "status": version.status,
+        "source_format": source_format,
+        "planner": planner,
+        "steps": len(document.steps),
+        "diagnostics": {severity: counts[severity] for severity in ("error", "warning", "info")},
+        "diagnostic_codes": sorted({d["code"] for d in diagnostics}),
+        "performed_side_effects": len(side_effects),
+        "note": note,
+        "replan_reason": replan_reason,
+    })  # fmt: skip
+    return version
+
+
+def _initial_status(has_errors: bool, submit: bool) -> str:
+    if has_errors:
+        return VersionStatus.HAS_ERRORS
+    return VersionStatus.AWAITING_APPROVAL if submit else VersionStatus.DRAFT
+
+
+def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> Approval:
+    ensure_permission(user, "plan.approve")
+    verb = "approve" if decision == Decision.APPROVED else "reject"
+    if version.author_id == user.pk:
+        raise PermissionDenied(f"Authors cannot {verb} their own versions")
+    with transaction.atomic():
+        locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
+        if decision == Decision.APPROVED and locked.has_errors:
+            raise _has_errors(locked, "approved")
+        if not locked.submitted:
+            raise VersionNotSubmitted(
+                f"version {locked.number} is a draft; its author must submit it first"
+            )
+        previous = locked.status
+        approval = Approval.objects.create(
+            version=locked, reviewer=user, decision=decision, comment=comment
+        )
+        locked.status = VersionStatus(decision)  # the latest decision is the status
+        locked.save(update_fields=["status"])
+        _record(user, f"plan_version.{decision}", locked, {
+            "approval": approval.pk, "comment": comment,
+            "previous_status": previous, "status": locked.status,
+        })  # fmt: skip
+    version.status = locked.status
+    return approval
+
+
+def _has_errors(version: PlanVersion, verb: str) -> VersionHasErrors:
+    return VersionHasErrors(
+        f"version {version.number} has compile errors and cannot be {verb}",
+        diagnostics=[d for d in version.diagnostics if d.get("severity") == "error"],
+    )
+
+
+def _record(user: Any, action: str, version: PlanVersion, extra: dict[str, Any]) -> None:
+    payload = {"plan": version.plan_id, "version": version.number}
+    payload["content_hash"] = version.content_hash
+    record(user.username, action, AUDIT_OBJECT, version.plan_id, {**payload, **extra})

@@ -1,0 +1,67 @@
+"""Plan fixtures for web tests (users and clients come from tests/conftest.py).
+
+``plan_document(**changes)`` is a plain-data plan that compiles cleanly with the built-in
+tools and the default policy (two steps, ``read`` -> ``publish``); ``make_plan(user)``
+imports one through ``plans.services`` and returns its version 1; ``approved_version`` is
+a version by ``author`` approved by ``approver``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+GOOD_DOCUMENT: dict[str, Any] = {
+    "goal": "Summarise the release notes",
+    "deliverable": "publish",
+    "steps": [
+        {
+            "id": "read",
+            "description": "Read the release notes file",
+            "depends_on": [],
+            "tool": "file_read",
+            "args": {"path": "notes.md"},
+            "done_when": {"description": "notes read", "required_keys": ["content"]},
+        },
+        {
+            "id": "publish",
+            "description": "Publish the summary of the notes",
+            "depends_on": ["read"],
+            "tool": "echo",
+            "args": {"summary": "ok"},
+            "done_when": {"required_keys": ["summary"]},
+        },
+    ],
+}
+
+
+@pytest.fixture
+def plan_document() -> Callable[..., dict[str, Any]]:
+    def make(**changes: Any) -> dict[str, Any]:
+        return {**copy.deepcopy(GOOD_DOCUMENT), **changes}
+
+    return make
+
+
+@pytest.fixture
+def make_plan(db: None, plan_document: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    from forge.plan import from_data
+    from plans import services
+
+    def make(user: Any, name: str = "release notes", document: Any = None, **options: Any) -> Any:
+        data = plan_document() if document is None else document
+        return services.create_plan(user, name, from_data(data), **options)
+
+    return make
+
+
+@pytest.fixture
+def approved_version(make_plan: Callable[..., Any], author: Any, approver: Any) -> Any:
+    from plans import services
+
+    version = make_plan(author)
+    services.approve(version, approver, "looks right")
+    return version
