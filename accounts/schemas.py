@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ninja import Field, Schema
+from pydantic import field_validator
 
 
 class MeOut(Schema):
@@ -18,6 +19,14 @@ class MeOut(Schema):
 
 class TokenIn(Schema):
     name: str = Field(min_length=1, max_length=100)
+
+    @field_validator("name")
+    @classmethod
+    def _storable(cls, value: str) -> str:
+        # PostgreSQL text cannot hold NUL, no database a lone surrogate: a 422, not a 500.
+        if "\x00" in value or any("\ud800" <= char <= "\udfff" for char in value):
+            raise ValueError("may not contain NUL characters or lone surrogates")
+        return value
 
 
 class TokenOut(Schema):

@@ -2,22 +2,44 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
+from pydantic import AfterValidator
 
 from audit.chain import format_time
 from audit.models import AuditEvent
 
 
+def _no_nul(value: str | None) -> str | None:
+    # PostgreSQL text cannot hold NUL: such a filter would be a database error, not a 422.
+    if value is not None and "\x00" in value:
+        raise ValueError("may not contain NUL characters")
+    return value
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    # Python accepts UTC offsets up to 23:59, PostgreSQL up to 15:59: compare in UTC.
+    if moment is None or moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("out of range once converted to UTC") from None
+
+
+Filter = Annotated[str | None, AfterValidator(_no_nul)]
+Moment = Annotated[datetime | None, AfterValidator(_utc)]
+
+
 class AuditFilters(Schema):
-    actor: str | None = None
-    action: str | None = None
-    object_type: str | None = None
-    object_id: str | None = None
-    since: datetime | None = Field(None, description="events at or after (ISO 8601; UTC if naive)")
-    until: datetime | None = Field(None, description="events before (ISO 8601; UTC if naive)")
+    actor: Filter = None
+    action: Filter = None
+    object_type: Filter = None
+    object_id: Filter = None
+    since: Moment = Field(None, description="events at or after (ISO 8601; UTC if naive)")
+    until: Moment = Field(None, description="events before (ISO 8601; UTC if naive)")
 
 
 class ExportFormat(Schema):

@@ -4,20 +4,31 @@ Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the pl
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
 read, 3 the run needs a replan, 4 the run waits for an approval. No Django settings are
 needed.
+
+Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
+``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
+else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
+``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
+the same endpoint.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import secrets
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from forge.agents import AgentRunner
 from forge.compiler import CompileResult, GraphCompiler
 from forge.errors import ForgeError
+from forge.models import ModelPort, model_from_spec
+from forge.models.config import Endpoint
 from forge.plan import (
     DEFAULT_LIMITS,
     ImportLimits,
@@ -26,12 +37,12 @@ from forge.plan import (
     dump_plan,
     load_plan,
 )
-from forge.planners import ScriptedPlanner
+from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.progress import ProgressPrinter
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun, LocalRunResult
 from forge.toolbox import McpServerConfig, build_toolbox
-from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, builtin_registry
+from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, ToolSpec, builtin_registry
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
 _SEVERITIES = ("error", "warning", "info")
@@ -70,7 +81,17 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_arguments(run)
     run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
     run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
-    run.add_argument("--planner", help="scripted:FILE[,FILE...]: the versions replans return")
+    run.add_argument(
+        "--planner",
+        help="who replans: scripted:FILE[,FILE...] (the versions replans return) or llm:MODEL",
+    )
+    run.add_argument(
+        "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
+    )
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and llm: planners")
+    run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
+    run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
+    run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
     run.add_argument("--approve-as", metavar="NAME", help="approve waiting steps as NAME")
     run.add_argument(
         "--allow-host",
@@ -162,7 +183,6 @@ def _print_diagnostics(name: str, result: CompileResult) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     document = read_document(args)
-    planner = _planner(args.planner, args) if args.planner else None
     try:
         servers = [McpServerConfig.parse(text) for text in args.mcp]
     except ValueError as exc:
@@ -170,7 +190,16 @@ def _run(args: argparse.Namespace) -> int:
     workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
     workspace.mkdir(parents=True, exist_ok=True)
     policy = PolicyEngine(_policy(args.policy))
-    with build_toolbox(allowed_hosts=args.allow_host, mcp_servers=servers) as toolbox:
+    with (
+        build_toolbox(allowed_hosts=args.allow_host, mcp_servers=servers) as toolbox,
+        contextlib.ExitStack() as models,
+    ):
+        planner = _planner(args.planner, args, toolbox.registry) if args.planner else None
+        model = _model(args.model, args) if args.model else None
+        for used in (model, getattr(planner, "model", None)):
+            close = getattr(used, "close", None)  # an HTTP model holds a connection pool
+            if close is not None:
+                models.callback(close)
         compiler = GraphCompiler(toolbox.registry, policy)
         executor = ToolExecutor(
             toolbox.registry,
@@ -186,6 +215,7 @@ def _run(args: argparse.Namespace) -> int:
             executor,
             workspace,
             planner=planner,
+            agent=None if model is None else AgentRunner(model, executor, max_turns=args.max_turns),
             approver=args.approve_as,
             signer=executor.approvals,
             on_event=progress,
@@ -195,10 +225,28 @@ def _run(args: argparse.Namespace) -> int:
     return _report(args.file, result)
 
 
-def _planner(spec: str, args: argparse.Namespace) -> ScriptedPlanner:
+def _endpoint(args: argparse.Namespace) -> Endpoint:
+    return Endpoint.from_env(
+        os.environ,
+        base_url=args.base_url,
+        timeout_s=args.model_timeout,
+        price_per_1k_tokens=args.price_per_1k_tokens,
+    )
+
+
+def _model(spec: str, args: argparse.Namespace) -> ModelPort:
+    try:
+        return model_from_spec(spec, _endpoint(args))
+    except (ForgeError, ValueError) as exc:
+        raise InputError(f"--model {spec}: {exc}") from None
+
+
+def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
     kind, _, files = spec.partition(":")
+    if kind == "llm" and files:
+        return LLMPlanner(_model(f"openai:{files}", args), tools=tools)
     if kind != "scripted" or not files:
-        raise InputError(f"--planner takes scripted:FILE[,FILE...], not {spec!r}")
+        raise InputError(f"--planner takes scripted:FILE[,FILE...] or llm:MODEL, not {spec!r}")
     documents = []
     for name in files.split(","):
         documents.append(read_document(argparse.Namespace(**{**vars(args), "file": name})))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from forge.runners.base import Runner

@@ -8,8 +8,7 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "forge_web.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (needs Django first)
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
@@ -18,14 +17,19 @@ http_app = (
     ASGIStaticFilesHandler(django_asgi_app) if settings.FORGE_SERVE_STATIC else django_asgi_app
 )
 
+from accounts.websockets import WebsocketAuthStack  # noqa: E402
 from runs.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": http_app,
-        # Session-authenticated, and only from this site's origins (ALLOWED_HOSTS).
+        # A bearer token or the session, and only from this site's origins (ALLOWED_HOSTS).
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            WebsocketAuthStack(URLRouter(websocket_urlpatterns))
         ),
     }
 )
+
+from forge_web.warmup import warm_up  # noqa: E402
+
+warm_up()  # load every router and the compiler now, then freeze the start-up heap

@@ -20,6 +20,7 @@ def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("accounts.urls")),
+    path("plans/", include("plans.urls")),
     path("api/v1/", _api_urls()),
     re_path(r"^api/", views.api_not_found),
 ]

@@ -35,5 +35,7 @@ def _entry(spec: ToolSpec, engine: PolicyEngine) -> dict[str, Any]:
         "source": spec.source,
         "allowed": decision.allowed,
         "requires_approval": decision.requires_approval,
-        "policy_reasons": list(decision.approval_reasons) if decision.allowed else [decision.reason],
+        "policy_reasons": list(decision.approval_reasons)
+        if decision.allowed
+        else [decision.reason],
     }

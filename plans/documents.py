@@ -11,25 +11,23 @@ refused here too, as ``invalid_document``, before they reach a ``JSONField``.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 
 from forge.errors import PlanDocumentError
-from forge.plan import (
-    ImportLimits,
-    PlanDocument,
-    canonical_json,
-    detect_format,
-    from_data,
-    to_data,
-)
+from forge.plan import ImportLimits, PlanDocument, detect_format, from_data, to_data
 from forge.plan import load_plan as load_text
-from forge.plan.limits import check_depth
 
 __all__ = ["import_limits", "read_document", "storable_text"]
+
+# "\\u0000" preceded by an even number of backslashes: JSON's spelling of a NUL character,
+# not the text "\\u0000" (whose backslash JSON doubles).
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def import_limits() -> ImportLimits:
@@ -45,16 +43,18 @@ def read_document(
     ``source`` text in ``format`` (detected when not given)."""
     limits = import_limits()
     if document is not None:
-        check_depth(document, limits.max_depth)  # before anything walks it
-        limits.check_size(len(canonical_json(document).encode("utf-8", "surrogatepass")))
+        # from_data checks depth and step count first; the body's size is already bounded
+        # by Django's DATA_UPLOAD_MAX_MEMORY_SIZE, so parsing before measuring is cheap.
         parsed, fmt = from_data(document, limits), "json"
     elif source is not None:
         fmt = format or detect_format(source)
-        parsed = load_text(source, fmt, limits)
+        parsed = load_text(source, fmt, limits)  # measures the source's bytes first
     else:
         raise PlanDocumentError("give a document, or a source and its format")
     # YAML can spell NaN and NUL, JSON lone surrogates: check what would be stored.
-    _check_storable(to_data(parsed), "")
+    stored = _storable_json(to_data(parsed))
+    if document is not None:
+        limits.check_size(len(stored))
     return parsed, fmt
 
 
@@ -67,6 +67,25 @@ def storable_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _storable_json(data: Any) -> bytes:
+    """``data`` as canonical JSON bytes, refusing what a database could not store.
+
+    One C-speed ``json.dumps`` finds every problem (a lone surrogate cannot be encoded,
+    NaN is refused, NUL shows as an unescaped ``\\u0000``); only then does a walk
+    look for the place to name."""
+    try:
+        text = json.dumps(
+            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+        encoded = text.encode("utf-8")
+    except ValueError:  # NaN or infinity; UnicodeEncodeError is a ValueError too
+        _check_storable(data, "")
+        raise _unstorable("", "cannot be stored as JSON") from None
+    if _ESCAPED_NUL.search(text):
+        _check_storable(data, "")
+    return encoded
 
 
 def _check_storable(data: Any, path: str) -> None:

@@ -22,6 +22,46 @@ def _storable(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_storable)]
+
+# A plan that compiles with the built-in tools: the OpenAPI examples (and so the docs'
+# "try it out" and schemathesis's first requests).
+EXAMPLE_DOCUMENT: dict[str, Any] = {
+    "goal": "Summarise the release notes",
+    "deliverable": "publish",
+    "steps": [
+        {
+            "id": "read",
+            "description": "Read the release notes file",
+            "depends_on": [],
+            "tool": "file_read",
+            "args": {"path": "notes.md"},
+            "done_when": {"description": "notes read", "required_keys": ["content"]},
+        },
+        {
+            "id": "publish",
+            "description": "Publish the summary of the notes",
+            "depends_on": ["read"],
+            "tool": "echo",
+            "args": {"summary": "ok"},
+            "done_when": {"required_keys": ["summary"]},
+        },
+    ],
+}
+EXAMPLE_SOURCE = (
+    "goal: Say hello\n"
+    "steps:\n"
+    "  - id: hello\n"
+    "    description: Echo a greeting to the caller\n"
+    "    tool: echo\n"
+    "    args: {greeting: hello}\n"
+    "    done_when: {required_keys: [greeting]}\n"
+)
+
+
+def _examples(*examples: dict[str, Any]) -> Any:
+    return {"json_schema_extra": {"examples": list(examples)}}
+
+
 Status = Literal["draft", "has_errors", "awaiting_approval", "approved", "rejected"]
 ImportFormat = Literal["json", "yaml", "mermaid"]
 
@@ -38,6 +78,10 @@ class DocumentIn(Schema):
     format: ImportFormat | None = Field(None, description="the format of source; guessed if absent")
     source: str | None = Field(None, description="the document as JSON, YAML or Mermaid text")
 
+    model_config = _examples(
+        {"document": EXAMPLE_DOCUMENT}, {"format": "yaml", "source": EXAMPLE_SOURCE}
+    )
+
     @model_validator(mode="after")
     def _one_document(self) -> DocumentIn:
         if (self.document is None) == (self.source is None):
@@ -48,12 +92,16 @@ class DocumentIn(Schema):
 
 
 class PlanIn(DocumentIn):
+    model_config = _examples({"name": "Release notes", "document": EXAMPLE_DOCUMENT})
+
     name: Text = Field(min_length=1, max_length=200)
     note: Text = Field("", max_length=TEXT_LIMIT, description="the change note of version 1")
     submit: bool = Field(True, description="ask for review now (false: save a draft)")
 
 
 class VersionIn(DocumentIn):
+    model_config = _examples({"document": EXAMPLE_DOCUMENT, "note": "clearer goal"})
+
     note: Text = Field("", max_length=TEXT_LIMIT, description="what changed and why")
     parent: int | None = Field(
         None, ge=1, le=MAX_NUMBER, description="number of the version this derives from; "
@@ -64,6 +112,8 @@ class VersionIn(DocumentIn):
 
 
 class DecisionIn(Schema):
+    model_config = _examples({"comment": "Looks right"})
+
     comment: Text = Field("", max_length=TEXT_LIMIT)
 
 
@@ -73,8 +123,16 @@ class PlanFilters(Schema):
 
 
 class DiffQuery(Schema):
-    from_: int = Field(alias="from", ge=1, le=MAX_NUMBER, description="version number")
-    to: int = Field(ge=1, le=MAX_NUMBER, description="version number")
+    from_: int = Field(
+        alias="from",
+        ge=1,
+        le=MAX_NUMBER,
+        json_schema_extra={"example": 1},
+        description="version number",
+    )
+    to: int = Field(
+        ge=1, le=MAX_NUMBER, json_schema_extra={"example": 2}, description="version number"
+    )
 
 
 class ExportQuery(Schema):

@@ -65,7 +65,9 @@ def create_plan(
     result = compilation.compile_document(document)
     with transaction.atomic():
         plan = Plan.objects.create(name=name, created_by=user)
-        record(user.username, "plan.created", AUDIT_OBJECT, plan.pk, {"plan": plan.pk, "name": name})
+        record(
+            user.username, "plan.created", AUDIT_OBJECT, plan.pk, {"plan": plan.pk, "name": name}
+        )
         return _add_version(
             plan, user, document, parent=None, source_format=source_format, note=note,
             planner=planner, submit=submit, replan_reason="", side_effects=[], result=result,

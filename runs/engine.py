@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from forge.compiler import ExecutableGraph
-from forge.runtime import RunEvent, Scheduler, StepState, apply_event, rebuild
+from forge.runtime import RunEvent, Scheduler, StepState, rebuild
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import compile_version
 from plans.errors import VersionHasErrors
@@ -117,7 +117,7 @@ def _caught_up(run: Run) -> Scheduler:
     elif scheduler.state.last_seq < run.last_seq:
         newer = run.events.filter(seq__gt=scheduler.state.last_seq).order_by("seq")
         for row in newer:
-            scheduler.state = apply_event(scheduler.state, event_rows.from_row(row))
+            scheduler.observe(event_rows.from_row(row))
     graph = graph_for(run.version)
     if scheduler.graph is not graph:
         scheduler.graph = graph  # another process resumed the run on a new version

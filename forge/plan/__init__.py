@@ -11,11 +11,13 @@ from forge.plan.formats import (
     load_plan,
 )
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
+from forge.plan.schema import PLAN_SCHEMA
 
 __all__ = [
     "DEFAULT_LIMITS",
     "EXPORT_FORMATS",
     "IMPORT_FORMATS",
+    "PLAN_SCHEMA",
     "SCHEMA",
     "Budget",
     "DoneWhen",

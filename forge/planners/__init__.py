@@ -1,6 +1,15 @@
 """Planners: the PlannerPort and the scripted and LLM planners behind it."""
 
+from forge.planners.llm import LLMPlanner, PlannerOutputInvalid
 from forge.planners.port import Observation, PlannerPort, StructuredPlan
 from forge.planners.scripted import PlannerExhausted, ScriptedPlanner
 
-__all__ = ["Observation", "PlannerExhausted", "PlannerPort", "ScriptedPlanner", "StructuredPlan"]
+__all__ = [
+    "LLMPlanner",
+    "Observation",
+    "PlannerExhausted",
+    "PlannerOutputInvalid",
+    "PlannerPort",
+    "ScriptedPlanner",
+    "StructuredPlan",
+]

@@ -38,12 +38,16 @@ class Observation:
 
 @dataclass(frozen=True)
 class StructuredPlan:
-    """A proposed plan version: the document, the version it derives from, and why."""
+    """A proposed plan version: the document, the version it derives from, and why;
+    ``tokens``, ``cost`` and ``model`` say what proposing it took (0 for a script)."""
 
     document: PlanDocument
     parent_version: int | None = None
     reason: str = ""
     planner: str = ""
+    tokens: int = 0
+    cost: float = 0.0
+    model: str = ""
 
 
 class PlannerPort(Protocol):

@@ -28,13 +28,16 @@ from forge.runners.files import FilePreview, FileReadRunner, FileWriteRunner
 from forge.runners.http import HttpRunner
 from forge.runners.python import PythonTool, PythonToolRunner, discover_python_tools, python_tool
 from forge.runners.sandbox import Limits, Sandbox
+from forge.runners.search import FileSearchRunner
 from forge.runners.shell import ShellRunner
+from forge.runners.sql import SqlReadRunner
 from forge.runners.workspace import Workspace
 
 __all__ = [
     "Artifact",
     "BasicRunner",
     "FilePreview",
+    "FileSearchRunner",
     "FileReadRunner",
     "FileTooLarge",
     "FileWriteRunner",
@@ -58,6 +61,7 @@ __all__ = [
     "Sandbox",
     "SandboxUnavailable",
     "ShellRunner",
+    "SqlReadRunner",
     "ToolLoadFailed",
     "UnsupportedTool",
     "Workspace",

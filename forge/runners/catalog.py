@@ -8,7 +8,9 @@ from forge.runners.base import Runner
 from forge.runners.basic import BASIC_TOOLS, BasicRunner
 from forge.runners.files import FileReadRunner, FileWriteRunner
 from forge.runners.http import HttpRunner
+from forge.runners.search import FileSearchRunner
 from forge.runners.shell import ShellRunner
+from forge.runners.sql import SqlReadRunner
 
 __all__ = ["builtin_runners"]
 
@@ -24,4 +26,6 @@ def builtin_runners(
     runners["http_request"] = HttpRunner(allowed_hosts)
     runners["file_read"] = FileReadRunner()
     runners["file_write"] = FileWriteRunner()
+    runners["file_search"] = FileSearchRunner()
+    runners["sql_read"] = SqlReadRunner()
     return runners

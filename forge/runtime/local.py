@@ -1,9 +1,12 @@
 """A run in this process: the same compiler, scheduler and ToolExecutor the workers use,
 driven step by step, for ``forge run`` and for tests.
 
-Steps run one at a time in topological order. When the run needs a replan and a planner
-is given, the planner's proposal is compiled (with the side effects already performed)
-and the run resumes on it: preserved steps keep their results and never run again.
+Steps run one at a time in topological order. An agent step goes to the ``agent`` (an
+``AgentPort``) with its dependencies' outputs and its ``agent_grant``. When the run needs
+a replan and a planner is given, the planner's proposal is compiled (with the side
+effects already performed) and the run resumes on it: preserved steps keep their results
+and never run again. A planner that fails (out of versions, model unreachable, invalid
+output) leaves the run in ``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations

@@ -423,9 +423,13 @@ class Scheduler:
 
     # -- writing events ---------------------------------------------------------------
 
-    def _emit(self, event: RunEvent) -> None:
+    def observe(self, event: RunEvent) -> None:
+        """Fold in an event another scheduler of the same run wrote (another worker):
+        the state and this scheduler's indexes move on together."""
         self.state = apply_event(self.state, event)
-        self.events.append(event)
+        if event.event_type == EventType.RUN_RESUMED:
+            # a new version's steps: the indexes are rebuilt from the state when next used
+            self._heap_graph = self._unmet_graph = None
         if event.step_id is None:
             return
         if event.step_status == "ready" and self._heap_graph is self.graph:
@@ -434,6 +438,10 @@ class Scheduler:
             for child in self.graph.dependents(event.step_id):
                 if child in self._unmet:
                     self._unmet[child] -= 1
+
+    def _emit(self, event: RunEvent) -> None:
+        self.observe(event)
+        self.events.append(event)
 
     def _unmet_dependencies(self, step_id: str) -> int:
         if self._unmet_graph is not self.graph:
@@ -463,7 +471,16 @@ class Scheduler:
         usage: ToolResult | None = None,
     ) -> None:
         """Write one step event; ``usage`` is the finished call whose tokens, cost, latency
-        and model the event reports (otherwise ``tokens`` and ``cost`` are a reservation)."""
+        and model the event reports (otherwise ``tokens`` and ``cost`` are a reservation).
+
+        A finished call is charged what it reports using; a dimension it does not report
+        (a shell command has no tokens, a built-in no cost) is charged at the step's
+        estimate, which admission reserved, so unreported use can never overspend."""
+        charged_tokens, charged_cost = tokens, cost
+        if usage is not None:
+            reserved = self.state.steps[step_id]
+            charged_tokens = usage.tokens or reserved.reserved_tokens
+            charged_cost = usage.cost or reserved.reserved_cost
         node = self.graph.nodes.get(step_id)
         binding = node.binding if node is not None else None
         self._emit(
@@ -484,8 +501,8 @@ class Scheduler:
                 tool_args_hash=args_hash or (binding.args_hash if binding else ""),
                 permission_scope=binding.tool.permission_scope if binding else "",
                 side_effect=binding.side_effect if binding else "",
-                tokens=usage.tokens if usage else tokens,
-                cost=usage.cost if usage else cost,
+                tokens=charged_tokens,
+                cost=charged_cost,
                 latency_ms=usage.latency_ms if usage else None,
                 model=usage.model if usage else "",
             )

@@ -103,6 +103,46 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         side_effect="read",
     ),
     ToolSpec(
+        name="file_search",
+        description=(
+            "Searches the text files of the run's workspace for a regular expression; "
+            "returns {matches: [{path, line, text}], truncated}."
+        ),
+        args_schema={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 1000},
+                "path": {"type": "string", "minLength": 1},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 1000},
+            },
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+        permission_scope="file_read",
+        side_effect="read",
+        default_timeout_s=30.0,
+    ),
+    ToolSpec(
+        name="sql_read",
+        description=(
+            "Runs one read-only SELECT (or WITH ... SELECT) on a SQLite file of the run's "
+            "workspace; returns {columns, rows, truncated}."
+        ),
+        args_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 100000},
+                "database": {"type": "string", "minLength": 1},
+                "max_rows": {"type": "integer", "minimum": 1, "maximum": 10000},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        permission_scope="database_read",
+        side_effect="read",
+        default_timeout_s=30.0,
+    ),
+    ToolSpec(
         name="file_write",
         description="Writes a file of the run's workspace in two phases: diff, then commit.",
         args_schema={

@@ -55,9 +55,7 @@ class Policy:
     @classmethod
     def allowing(cls, scopes: Iterable[str], require_approval: Iterable[str] = ()) -> Policy:
         """Every tool of each scope in ``scopes``."""
-        return cls(
-            allow=dict.fromkeys(scopes, ("*",)), require_approval=tuple(require_approval)
-        )
+        return cls(allow=dict.fromkeys(scopes, ("*",)), require_approval=tuple(require_approval))
 
 
 @dataclass(frozen=True)
@@ -96,4 +94,6 @@ class PolicyEngine:
         return PolicyDecision(True, "allowed", tuple(reasons))
 
 
-DEFAULT_POLICY = Policy.allowing(["compute", "file_read", "file_write", "shell", "http"])
+DEFAULT_POLICY = Policy.allowing(
+    ["compute", "file_read", "file_write", "shell", "http", "database_read"]
+)

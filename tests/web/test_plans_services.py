@@ -109,9 +109,7 @@ def test_a_saved_version_is_immutable_but_for_its_review_state(author, make_plan
         version.save(update_fields=["note", "status"])
 
 
-def test_the_audit_event_commits_or_rolls_back_with_the_version(
-    author, make_plan, monkeypatch
-):
+def test_the_audit_event_commits_or_rolls_back_with_the_version(author, make_plan, monkeypatch):
     first = make_plan(author)
 
     def broken_record(*args, **kwargs):
@@ -165,7 +163,11 @@ def test_approval_records_the_decision_and_audits_it(author, approver, make_plan
 
     approval = services.approve(version, approver, "good")
 
-    assert (approval.reviewer, approval.decision, approval.comment) == (approver, "approved", "good")
+    assert (approval.reviewer, approval.decision, approval.comment) == (
+        approver,
+        "approved",
+        "good",
+    )
     assert fresh(version).status == version.status == "approved"
     assert events("plan_version.approved")[0].payload == {
         "plan": version.plan_id,
@@ -205,13 +207,17 @@ def test_the_latest_decision_is_the_status(author, approver, make_user, make_pla
     ]
 
 
-def test_only_holders_of_plan_approve_may_review(author, operator, make_plan):
-    version = make_plan(author)
+def test_only_holders_of_plan_approve_other_than_the_author_may_review(
+    author, operator, make_user, make_plan
+):
+    both = make_user("both", "author", "approver")
+    version = make_plan(both)
 
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(PermissionDenied, match="This needs the plan.approve permission"):
         services.approve(version, operator)
     with pytest.raises(PermissionDenied, match="Authors cannot reject their own versions"):
-        services.reject(version, author)
+        services.reject(version, both)
+    assert fresh(version).approvals.count() == 0
 
 
 def test_a_version_with_errors_may_be_rejected_but_not_approved(author, approver, make_plan):

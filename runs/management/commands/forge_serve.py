@@ -27,8 +27,6 @@ class Command(BaseCommand):
         commands += [[python, "manage.py", "forge_worker"] for _ in range(workers)]
         processes = [subprocess.Popen(command) for command in commands]
         self.stdout.write(f"Forge is running at http://{host}:{port}/  (Ctrl-C stops it)")
-        for line in getattr(self, "demo_lines", []):
-            self.stdout.write(line)
         stopping = False
 
         def stop(*_: object) -> None:

@@ -30,7 +30,7 @@ def _context(tmp_path: Path, step_id="s", run_id="run-1") -> RunContext:
             ],
             "cycle",
         ),
-        ([{"id": "a", "tool": "sql_read", "args": {"query": "select 1"}}], "unknown_tool"),
+        ([{"id": "a", "tool": "teleport", "args": {"to": "mars"}}], "unknown_tool"),
         ([{"id": "a", "tool": "shell", "args": {"argv": ["rm", "-rf", "/"]}}], "unauthorized_tool"),
     ],
     ids=["cycle", "unknown tool", "unauthorized tool"],

@@ -406,3 +406,25 @@ def test_moves_that_the_status_does_not_allow_are_refused():
         scheduler.resume(_delivery_graph(), 2, "x")
     with pytest.raises(TransitionRefused):
         scheduler.reconcile("inspect", True, {}, "x")
+
+
+def test_a_scheduler_that_observes_another_workers_events_sees_a_join_become_ready():
+    steps = [{"id": f"s{i}", "tool": "noop"} for i in range(3)]
+    graph = compile_graph(
+        plan(*steps, {"id": "join", "tool": "noop", "depends_on": ["s0", "s1", "s2"]})
+    )
+    mine = Scheduler(graph, "run-1")
+    mine.prepare()
+    theirs = Scheduler(graph, "run-1", state=mine.state)
+    assert mine.get_ready() == ("s0", "s1", "s2")
+    mine.done("s0", OK)  # counts what join still waits for
+    theirs_state_events = []
+    theirs.state = mine.state
+    for step_id in ("s1", "s2"):
+        theirs_state_events += theirs.done(step_id, OK)
+
+    for event in theirs_state_events:
+        mine.observe(event)
+
+    assert _statuses(mine)["join"] == "ready"
+    assert mine.get_ready() == ("join",)

@@ -3,7 +3,8 @@ import pytest
 from forge.tools import ArgumentsInvalid, ToolRegistry, ToolSpec, UnknownTool, builtin_registry
 
 BUILTIN_NAMES = [
-    "echo", "fail", "file_read", "file_write", "http_request", "noop", "shell", "sleep",
+    "echo", "fail", "file_read", "file_search", "file_write", "http_request", "noop", "shell",
+    "sleep", "sql_read",
 ]  # fmt: skip
 
 
@@ -13,10 +14,10 @@ def test_the_builtin_catalogue_holds_the_tools_of_the_spec():
 
 def test_an_unknown_tool_is_refused_with_its_code():
     with pytest.raises(UnknownTool) as caught:
-        builtin_registry().get("sql_read")
+        builtin_registry().get("teleport")
 
     assert caught.value.code == "unknown_tool"
-    assert str(caught.value) == "unknown tool 'sql_read'"
+    assert str(caught.value) == "unknown tool 'teleport'"
 
 
 def test_arguments_are_validated_against_the_tools_json_schema():
@@ -57,3 +58,12 @@ def test_only_harmless_or_idempotent_tools_are_repeatable():
     assert registry.get("file_read").repeatable
     assert registry.get("file_write").repeatable
     assert not registry.get("shell").repeatable
+
+
+def test_the_read_tools_of_the_seed_example_only_read():
+    registry = builtin_registry()
+
+    assert registry.get("file_search").permission_scope == "file_read"
+    assert registry.get("sql_read").permission_scope == "database_read"
+    assert registry.get("file_search").side_effect == "read"
+    assert registry.get("sql_read").side_effect == "read"

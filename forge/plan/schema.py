@@ -1,0 +1,85 @@
+"""The ``forge.plan/v1`` document as a JSON Schema (draft 2020-12), written by hand.
+
+It tells a model, or an editor, what ``forge.plan.from_data`` accepts: the same fields,
+types and id pattern, and no other field. It is a little stricter (``steps`` is required,
+and an optional field is left out rather than null), so what it accepts ``from_data``
+reads. It describes; ``from_data`` stays the one reader, and a document it accepts can
+still fail to compile (a cycle, an unknown tool). ``LLMPlanner`` sends it as the
+``response_format`` of endpoints that support structured output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PLAN_SCHEMA"]
+
+_ID = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_COUNT = {"type": "integer", "minimum": 0}
+_AMOUNT = {"type": "number", "minimum": 0}
+
+PLAN_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "forge.plan/v1",
+    "type": "object",
+    "required": ["goal", "steps"],
+    "additionalProperties": False,
+    "properties": {
+        "schema": {"const": "forge.plan/v1"},
+        "goal": {"type": "string"},
+        "deliverable": {**_ID, "description": "a terminal step; default: the only one"},
+        "risk_level": {"enum": ["low", "medium", "high"]},
+        "requires_approval_before": {**_STRINGS, "description": "permission scopes"},
+        "budget": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"max_steps": _COUNT, "max_tokens": _COUNT, "max_cost": _AMOUNT},
+        },
+        "max_replans": _COUNT,
+        "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}},
+    },
+    "$defs": {
+        "step": {
+            "type": "object",
+            "required": ["id"],
+            "additionalProperties": False,
+            "properties": {
+                "id": _ID,
+                "description": {"type": "string"},
+                "depends_on": {"type": "array", "items": _ID},
+                "tool": {"type": "string", "description": "a concrete call of this tool"},
+                "args": {"type": "object", "description": "the call's arguments"},
+                "tools_allowed": {
+                    **_STRINGS,
+                    "description": "without tool: an agent step limited to these tools",
+                },
+                "done_when": {
+                    "oneOf": [
+                        {"type": "string"},
+                        {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "description": {"type": "string"},
+                                "required_keys": _STRINGS,
+                                "checks": {
+                                    **_STRINGS,
+                                    "description": "JMESPath over the output, must be truthy",
+                                },
+                            },
+                        },
+                    ]
+                },
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                "retries": _COUNT,
+                "rollback_hint": {"type": "string"},
+                "estimate": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"tokens": _COUNT, "cost": _AMOUNT},
+                },
+            },
+        }
+    },
+}

@@ -1,0 +1,98 @@
+"""What ``LLMPlanner`` tells the model: the document format, the tools, the task, and
+for a replan everything SPEC section 3 hands a replan.
+
+That is the goal, the current version as JSON, the failed step with its error or
+contract verdict, the completed steps with their outputs, and the side effects already
+performed, which the new version must not repeat. Long outputs are cut to a size cap so
+one large output cannot crowd out the rest of the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from forge.models import Message
+from forge.plan import to_data
+from forge.planners.port import Observation
+from forge.tools.spec import ToolSpec
+
+__all__ = ["planner_messages"]
+
+SYSTEM = """\
+You are the planner of Forge. You turn a task into a plan document, which Forge compiles \
+and a person reviews before anything runs. Answer with the plan document only: one JSON \
+object in the forge.plan/v1 format, no prose around it.
+
+The format:
+- {"schema": "forge.plan/v1", "goal": str, "deliverable"?: step id, "risk_level"?: \
+"low"|"medium"|"high", "requires_approval_before"?: [permission scope], "budget"?: \
+{"max_steps", "max_tokens", "max_cost"}, "max_replans"?: int, "steps": [step]}
+- step: {"id": [A-Za-z0-9_.-]{1,64}, "description": str, "depends_on": [step id], then \
+either "tool": name with "args": {...} matching the tool's schema (a concrete call), or \
+"tools_allowed": [names] without "tool" (an agent step that chooses its own calls); \
+"done_when"?: {"description", "required_keys": [keys of the step's output], "checks": \
+[JMESPath expressions over the output that must be truthy]}, "timeout_s"?, "retries"?, \
+"rollback_hint"?, "estimate"?: {"tokens", "cost"}}
+
+Rules: use only the tools listed below; no dependency cycles; the deliverable is a step \
+no other step depends on; describe each step concretely; give done_when machine checks \
+where you can; never remove an approval requirement of the current plan."""
+
+
+def _clip(value: Any, limit: int) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else f"{text[:limit]}... [cut]"
+
+
+def _tool_lines(tools: Iterable[ToolSpec]) -> list[str]:
+    return [
+        f"- {spec.name} (scope {spec.permission_scope}, side effect {spec.side_effect}): "
+        f"{spec.description} args schema: {json.dumps(dict(spec.args_schema))}"
+        for spec in tools
+    ]
+
+
+def planner_messages(
+    task: str, observation: Observation, tools: Iterable[ToolSpec], limit: int
+) -> list[Message]:
+    lines = _tool_lines(tools)
+    system = SYSTEM + ("\n\nTools:\n" + "\n".join(lines) if lines else "")
+    return [Message.system(system), Message.user(_request(task, observation, limit))]
+
+
+def _request(task: str, observation: Observation, limit: int) -> str:
+    if not observation.is_replan:
+        return f"Task: {task}\nWrite the plan."
+    assert observation.current is not None
+    version = observation.current_version
+    parts = [
+        f"Goal: {task}",
+        f"The run of the current plan (version {version}) stopped and needs a new version.",
+        "Current plan:\n" + json.dumps(to_data(observation.current), ensure_ascii=False),
+        f"Failed step: {observation.failed_step}",
+        f"Error: {observation.error or '(none)'}",
+    ]
+    if observation.verdict is not None:
+        parts.append(f"Contract verdict: {_clip(observation.verdict, limit)}")
+    if observation.completed:
+        parts.append(
+            "Completed steps (kept unchanged, with the same id, tool, arguments, "
+            "dependencies and done_when, they keep their outputs and do not run again):"
+        )
+        parts.extend(
+            f"- {step_id}: {_clip(output, limit)}"
+            for step_id, output in observation.completed.items()
+        )
+    if observation.performed_side_effects:
+        parts.append(
+            "Side effects already performed, which must not be repeated (no new call of "
+            "the same tool with the same arguments):"
+        )
+        parts.extend(
+            f"- {effect.tool} by step {effect.step_id} (arguments hash {effect.args_hash})"
+            for effect in observation.performed_side_effects
+        )
+    parts.append("Write the new version of the plan: fix the failed step, keep the rest.")
+    return "\n".join(parts)

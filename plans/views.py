@@ -1,0 +1,276 @@
+"""The plan pages: the list, the new-plan and import page, the editor, a version's page
+with its review, the history and the diff view.
+
+Pages read the models directly for lists and for the data the page's script starts from
+(handed over with ``json_script``, never inlined as code); every change a page makes goes
+through the API (``plans.api``) from the browser, so the pages hold no write logic. Each
+view checks the permission its page needs: reading needs ``plan.view``, the editor
+``plan.edit``, the new-plan page ``plan.create``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.paginator import Paginator
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from accounts.permissions import ensure_permission
+from plans.models import Approval, Plan, PlanVersion, VersionStatus
+
+PAGE_SIZE = 25
+# The examples a new user can start from, in the order the new-plan page lists them.
+EXAMPLES = (
+    ("seed-003-supplier-risk.json", "Seed 003: supplier risk report (JSON)"),
+    ("supplier-risk.yaml", "Supplier risk report, every field (YAML)"),
+    ("release-notes.yaml", "Release notes (YAML)"),
+)
+STATUS_LABELS = {
+    VersionStatus.DRAFT: "Draft",
+    VersionStatus.HAS_ERRORS: "Has errors",
+    VersionStatus.AWAITING_APPROVAL: "Awaiting approval",
+    VersionStatus.APPROVED: "Approved",
+    VersionStatus.REJECTED: "Rejected",
+}
+
+
+@require_GET
+def plan_list(request: HttpRequest) -> HttpResponse:
+    ensure_permission(request.user, "plan.view")
+    q = request.GET.get("q", "").strip()[:200]
+    status = request.GET.get("status", "")
+    plans = Plan.objects.select_related(
+        "created_by", "latest_version", "latest_version__author"
+    ).defer(
+        "latest_version__document",
+        "latest_version__diagnostics",
+        "latest_version__performed_side_effects",
+    )
+    plans = plans.order_by("-latest_version__created_at", "-pk")
+    if q:
+        plans = plans.filter(name__icontains=q)
+    if status in STATUS_LABELS:
+        plans = plans.filter(latest_version__status=status)
+    else:
+        status = ""
+    page = Paginator(plans, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "q": q,
+        "status": status,
+        "statuses": list(STATUS_LABELS.items()),
+        "can_create": request.user.can("plan.create"),  # type: ignore[union-attr]
+    }
+    return render(request, "plans/list.html", context)
+
+
+@require_GET
+def new_plan(request: HttpRequest) -> HttpResponse:
+    ensure_permission(request.user, "plan.create")
+    examples = []
+    for filename, title in EXAMPLES:
+        path = Path(settings.BASE_DIR) / "examples" / filename
+        if path.is_file():
+            fmt = "json" if path.suffix == ".json" else "yaml"
+            examples.append(
+                {"file": filename, "title": title, "format": fmt, "source": path.read_text()}
+            )
+    page_data = {"examples": examples, "api": _api_root(), "editor": _editor_url_template()}
+    return render(request, "plans/new.html", {"page_data": page_data, "examples": examples})
+
+
+@require_GET
+def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """A plan's address: its editor for those who may edit, else its latest version."""
+    ensure_permission(request.user, "plan.view")
+    plan = get_object_or_404(Plan, pk=plan_id)
+    if request.user.can("plan.edit"):  # type: ignore[union-attr]
+        return redirect("plans:edit", plan_id=plan.pk)
+    if plan.latest_version is None:
+        raise Http404
+    return redirect("plans:version", plan_id=plan.pk, number=plan.latest_version.number)
+
+
+@require_GET
+def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
+    ensure_permission(request.user, "plan.edit")
+    plan = get_object_or_404(Plan.objects.select_related("created_by"), pk=plan_id)
+    versions = _versions(plan)
+    number = request.GET.get("version")
+    if number:
+        version = get_object_or_404(versions, number=_number(number))
+    else:
+        version = get_object_or_404(versions, pk=plan.latest_version_id)
+    user = request.user
+    editor = {
+        "plan": {"id": plan.pk, "name": plan.name},
+        "version": _version_data(version, with_document=True),
+        "latest": plan.latest_version.number if plan.latest_version else version.number,
+        "user": {
+            "username": user.get_username(),
+            "can_approve": user.can("plan.approve"),  # type: ignore[union-attr]
+            "can_run": user.can("run.start"),  # type: ignore[union-attr]
+        },
+        "api": _api_root(),
+        "urls": _plan_urls(plan),
+    }
+    context = {"plan": plan, "version": version, "editor": editor, "status_labels": STATUS_LABELS}
+    return render(request, "plans/editor.html", context)
+
+
+@require_GET
+def history(request: HttpRequest, plan_id: int) -> HttpResponse:
+    ensure_permission(request.user, "plan.view")
+    plan = get_object_or_404(Plan.objects.select_related("created_by"), pk=plan_id)
+    versions = list(_versions(plan).defer("document").order_by("-number"))
+    rows = [{"version": version, "counts": _counts(version.diagnostics)} for version in versions]
+    context = {
+        "plan": plan,
+        "rows": rows,
+        "numbers": [version.number for version in versions],
+        "default_from": versions[1].number if len(versions) > 1 else None,
+        "default_to": versions[0].number if versions else None,
+        "can_edit": request.user.can("plan.edit"),  # type: ignore[union-attr]
+    }
+    return render(request, "plans/history.html", context)
+
+
+@require_GET
+def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpResponse:
+    ensure_permission(request.user, "plan.view")
+    plan = get_object_or_404(Plan.objects.select_related("created_by"), pk=plan_id)
+    approvals = Prefetch("approvals", Approval.objects.select_related("reviewer"))
+    version = get_object_or_404(_versions(plan).prefetch_related(approvals), number=number)
+    user = request.user
+    is_author = version.author_id == user.pk
+    can_approve = user.can("plan.approve")  # type: ignore[union-attr]
+    if not can_approve:
+        review_block = "You do not hold the approver role."
+    elif is_author:
+        review_block = "You wrote this version: someone else must review it."
+    elif not version.submitted:
+        review_block = "This version is a draft: its author has not asked for review."
+    else:
+        review_block = ""
+    graph = {
+        "plan": {"id": plan.pk, "name": plan.name},
+        "version": _version_data(version, with_document=True),
+        "api": _api_root(),
+        "urls": _plan_urls(plan),
+        "can_review": not review_block,
+    }
+    context = {
+        "plan": plan,
+        "version": version,
+        "graph": graph,
+        "approvals": list(version.approvals.all()),
+        "counts": _counts(version.diagnostics),
+        "can_review": not review_block,
+        "review_block": review_block,
+        "can_edit": user.can("plan.edit"),  # type: ignore[union-attr]
+        "can_run": user.can("run.start"),  # type: ignore[union-attr]
+        "status_label": STATUS_LABELS.get(version.status, version.status),  # type: ignore[call-overload]
+        "exports": [("json", "JSON"), ("yaml", "YAML"), ("mermaid", "Mermaid"), ("dot", "DOT")],
+        "api_export": f"{_api_root()}plans/{plan.pk}/versions/{version.number}/export",
+        "run_url": _run_url(plan.pk, version.number),
+    }
+    return render(request, "plans/version.html", context)
+
+
+@require_GET
+def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
+    ensure_permission(request.user, "plan.view")
+    plan = get_object_or_404(Plan, pk=plan_id)
+    versions = _versions(plan)
+    latest = plan.latest_version.number if plan.latest_version else 1
+    to_number = _number(request.GET.get("to") or latest)
+    new = get_object_or_404(versions, number=to_number)
+    default_from = new.parent.number if new.parent_id else max(1, to_number - 1)  # type: ignore[union-attr]
+    old = get_object_or_404(versions, number=_number(request.GET.get("from") or default_from))
+    graph = {
+        "plan": {"id": plan.pk, "name": plan.name},
+        "from": _version_data(old, with_document=True),
+        "to": _version_data(new, with_document=True),
+        "api": _api_root(),
+    }
+    context = {
+        "plan": plan,
+        "old": old,
+        "new": new,
+        "graph": graph,
+        "numbers": list(versions.order_by("-number").values_list("number", flat=True)),
+    }
+    return render(request, "plans/diff.html", context)
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _versions(plan: Plan) -> QuerySet[PlanVersion]:
+    return PlanVersion.objects.filter(plan=plan).select_related("author", "parent")
+
+
+def _number(value: Any) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise Http404("no such version") from None
+    if not 1 <= number <= 2_147_483_647:
+        raise Http404("no such version")
+    return number
+
+
+def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "number": version.number,
+        "status": version.status,
+        "status_label": STATUS_LABELS.get(version.status, version.status),  # type: ignore[call-overload]
+        "author": version.author.username,
+        "note": version.note,
+        "parent": version.parent.number if version.parent_id else None,  # type: ignore[union-attr]
+        "has_errors": version.has_errors,
+        "submitted": version.submitted,
+        "created_at": version.created_at.isoformat(),
+    }
+    if with_document:
+        data["document"] = version.document
+        data["diagnostics"] = version.diagnostics
+    return data
+
+
+def _counts(diagnostics: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(item.get("severity") for item in diagnostics)
+    return {severity: counts[severity] for severity in ("error", "warning", "info")}
+
+
+def _api_root() -> str:
+    return reverse("api:api-root")
+
+
+def _editor_url_template() -> str:
+    return reverse("plans:edit", kwargs={"plan_id": 0}).replace("/0/", "/{id}/")
+
+
+def _plan_urls(plan: Plan) -> dict[str, str]:
+    return {
+        "edit": reverse("plans:edit", kwargs={"plan_id": plan.pk}),
+        "history": reverse("plans:versions", kwargs={"plan_id": plan.pk}),
+        "version": reverse("plans:version", kwargs={"plan_id": plan.pk, "number": 0}).replace(
+            "/0/", "/{n}/"
+        ),
+        "diff": reverse("plans:diff", kwargs={"plan_id": plan.pk}),
+        "run": _run_url(plan.pk, 0).replace("version=0", "version={n}"),
+    }
+
+
+def _run_url(plan_id: int, number: int) -> str:
+    # The run pages belong to runs; until they exist this address may answer 404, and the
+    # Run buttons stay disabled unless the version is approved and compiles.
+    return f"/runs/new/?plan={plan_id}&version={number}"

@@ -1,0 +1,66 @@
+// Live diagnostics: every change of the document is compiled on the server by the same
+// compiler that saves versions (POST /api/v1/compile), debounced so that typing does not
+// send a request per key. Answers that arrive after a newer request was sent are
+// dropped. A document the server refuses before compiling (a bad id, a wrong type) comes
+// back as one error diagnostic with the refusal's code, on the step its path names.
+import { ApiError } from "../common/api.js";
+import { debounce } from "../common/debounce.js";
+import { stepIds } from "../model/document.js";
+
+export class LiveCompiler {
+  constructor(api, store, { wait = 350 } = {}) {
+    this.api = api;
+    this.store = store;
+    this.sequence = 0;
+    this.controller = null;
+    this.schedule = debounce(() => this.run(), wait);
+    store.addEventListener("document", (event) => {
+      if (event.detail.reason === "saved") return; // the save answered with diagnostics
+      store.setCompileState("pending");
+      this.schedule();
+    });
+  }
+
+  // Compiles now; resolves when the answer has been applied (or dropped).
+  async run() {
+    this.schedule.cancel();
+    const sequence = ++this.sequence;
+    if (this.controller) this.controller.abort();
+    const controller = new AbortController();
+    this.controller = controller;
+    this.store.setCompileState("pending");
+    try {
+      const result = await this.api.post("compile", { document: this.store.document }, { signal: controller.signal });
+      if (sequence === this.sequence) this.store.setDiagnostics(result.diagnostics);
+    } catch (error) {
+      if (sequence !== this.sequence || error.name === "AbortError") return;
+      if (error instanceof ApiError && (error.status === 400 || error.status === 422)) {
+        const ids = stepIds(this.store.document);
+        this.store.setDiagnostics([refusal(error, ids)], { documentError: true });
+      } else {
+        this.store.setCompileState("failed");
+      }
+    }
+  }
+}
+
+function refusal(error, ids) {
+  let message = error.message;
+  if (error.status === 422 && Array.isArray(error.body.errors) && error.body.errors.length) {
+    const first = error.body.errors[0];
+    message = `${(first.loc || []).join(".")}: ${first.msg}`;
+  }
+  // "steps.<id>.<field>: ..." names the step; ids may hold dots, so take the longest
+  // id of the document that the path starts with.
+  const path = message.startsWith("steps.") ? message.slice(6).split(":")[0] : "";
+  const named = ids
+    .filter((id) => path === id || path.startsWith(`${id}.`) || path.startsWith(`${id}[`))
+    .sort((a, b) => b.length - a.length)[0];
+  return {
+    code: error.code || "invalid_document",
+    severity: "error",
+    message,
+    nodes: named ? [named] : [],
+    edges: [],
+  };
+}

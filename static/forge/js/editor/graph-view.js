@@ -1,0 +1,42 @@
+// Keeps the editor's graph in step with the store: elements after every change of the
+// document (a new layout only when the structure changed), paint after every compile.
+import { applyDiagnostics, syncElements } from "../graph/render.js";
+import { runLayout } from "../graph/layout.js";
+
+export class GraphView {
+  constructor(cy, store) {
+    this.cy = cy;
+    this.store = store;
+    this.located = [];
+    this.listeners = [];
+    this.rendering = Promise.resolve();
+    store.addEventListener("document", (event) => this.render(event.detail.reason));
+    store.addEventListener("diagnostics", () => this.paint());
+  }
+
+  // Resolves once the graph shows the document (laid out if its structure changed);
+  // `rendering` is the promise of the latest call.
+  render(reason = "initial") {
+    this.rendering = this.draw(reason);
+    return this.rendering;
+  }
+
+  async draw(reason) {
+    const changed = syncElements(this.cy, this.store.document);
+    this.paint();
+    if (changed) {
+      const whole = reason === "initial" || reason === "text" || reason === "saved";
+      await runLayout(this.cy, { animate: !whole, fit: whole || this.cy.nodes().length <= 3 });
+    }
+  }
+
+  paint() {
+    this.located = applyDiagnostics(this.cy, this.store.diagnostics);
+    for (const listener of this.listeners) listener("paint");
+  }
+
+  // listener() runs after every paint (the problems panel needs the painted ids).
+  onPaint(listener) {
+    this.listeners.push(listener);
+  }
+}

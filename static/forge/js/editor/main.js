@@ -1,0 +1,222 @@
+// The plan editor page: reads the version it starts from (json_script "editor-data"),
+// builds the store, the graph and the panels, and maps actions (toolbar buttons,
+// [data-action] anywhere on the page, keyboard shortcuts) to edits. Each behaviour lives
+// in its own module; this file only wires them together.
+//
+// Test hook: window.forge.editor = {cy, ready, store, settled}; `ready` resolves once the
+// plan is drawn, laid out, compiled and the tool catalogue is loaded; settled() once the
+// latest edit is drawn and laid out (layouts animate).
+import { Api } from "../common/api.js";
+import { readInitialData } from "../common/initial-data.js";
+import { toast } from "../common/toast.js";
+import { createGraph } from "../graph/cy.js";
+import { fitAll, focusElements, zoomBy } from "../graph/focus.js";
+import { runLayout } from "../graph/layout.js";
+import { Minimap } from "../graph/minimap.js";
+import { ProblemsPanel } from "../graph/problems.js";
+import { addStep, newStepId, removeEdges, removeSteps, setDeliverable, steps } from "../model/document.js";
+import { emptyCatalogue, loadCatalogue } from "./catalogue.js";
+import { LiveCompiler } from "./compile.js";
+import { enableConnecting } from "./connect.js";
+import { exportDocument } from "./export.js";
+import { GraphView } from "./graph-view.js";
+import { fillHelp } from "./help.js";
+import { Inspector } from "./inspector.js";
+import { SaveDialog } from "./save-dialog.js";
+import { bindShortcuts } from "./shortcuts.js";
+import { StatusView } from "./status.js";
+import { EditorStore } from "./store.js";
+import { TextView } from "./text-view.js";
+
+const $ = (id) => document.getElementById(id);
+const data = readInitialData("editor-data");
+const api = new Api(data.api);
+const store = new EditorStore({
+  document: data.version.document,
+  diagnostics: data.version.diagnostics,
+  version: data.version,
+});
+const root = $("editor");
+const cy = createGraph($("graph"), { size: steps(store.document).length, editable: true });
+const catalogue = emptyCatalogue();
+const graphView = new GraphView(cy, store);
+const compiler = new LiveCompiler(api, store);
+const problems = new ProblemsPanel($("problems"), {
+  onActivate: (diagnostic, ids) => {
+    if (textView.visible) setView("graph");
+    focusElements(cy, ids.length ? ids : []);
+  },
+});
+graphView.onPaint(() => problems.show(store.diagnostics, graphView.located));
+const inspector = new Inspector($("inspector"), { cy, store, catalogue });
+const textView = new TextView({ root: $("text-view"), area: $("text-source"), error: $("text-error"), store });
+new StatusView(
+  {
+    root,
+    version: $("version-label"),
+    badge: $("status-badge"),
+    dirty: $("dirty-flag"),
+    counts: $("problem-counts"),
+    state: $("compile-state"),
+    approve: $("approve-button"),
+    run: $("run-button"),
+    undo: root.querySelector("[data-action=undo]"),
+    redo: root.querySelector("[data-action=redo]"),
+  },
+  { store, user: data.user },
+);
+const saveDialog = new SaveDialog($("save-dialog"), {
+  api,
+  store,
+  planId: data.plan.id,
+  onSaved: (version) => {
+    store.markSaved(version);
+    history.replaceState(null, "", data.urls.edit);
+    toast(`Saved version ${version.number}.`, { kind: "success" });
+  },
+});
+const minimap = new Minimap(cy, $("minimap"));
+enableConnecting(cy, store);
+fillHelp($("help-list"));
+
+function setView(view) {
+  for (const tab of root.querySelectorAll("[data-view]")) {
+    tab.setAttribute("aria-pressed", String(tab.dataset.view === view));
+  }
+  if (view === "graph") {
+    textView.hide();
+    cy.resize();
+  } else textView.show(view);
+  root.dataset.view = view;
+}
+
+function selectedSteps() {
+  return cy.nodes(":selected").filter((node) => node.data("kind") === "step");
+}
+
+function updateEmptyHint() {
+  $("empty-hint").hidden = steps(store.document).length > 0;
+}
+
+async function addStepAction() {
+  const after = selectedSteps();
+  const id = newStepId(store.document);
+  const dependsOn = after.length === 1 ? [after.data("stepId")] : [];
+  store.edit((doc) => addStep(doc, { id, dependsOn }), { reason: "add" });
+  cy.elements(":selected").unselect();
+  cy.getElementById(id).select();
+  await graphView.rendering;
+  const node = cy.getElementById(id);
+  const box = node.renderedBoundingBox();
+  if (box.x1 < 0 || box.y1 < 0 || box.x2 > cy.width() || box.y2 > cy.height()) focusElements(cy, [id]);
+}
+
+function deleteSelection() {
+  const selected = cy.elements(":selected");
+  if (selected.empty()) return;
+  const stepIds = [];
+  const edges = [];
+  selected.forEach((element) => {
+    if (element.isEdge()) edges.push([element.data("dep"), element.data("step")]);
+    else if (element.data("kind") === "step") stepIds.push(element.data("stepId"));
+    else element.connectedEdges().forEach((edge) => edges.push([edge.data("dep"), edge.data("step")]));
+  });
+  store.edit((doc) => removeSteps(removeEdges(doc, edges), stepIds), { reason: "delete" });
+}
+
+function goTo(template, number) {
+  window.location.assign(template.replace("{n}", String(number)));
+}
+
+const ACTIONS = {
+  "add-step": addStepAction,
+  "delete-selection": deleteSelection,
+  undo: () => store.undo(),
+  redo: () => store.redo(),
+  save: () => saveDialog.open(),
+  "toggle-deliverable": () => {
+    const selected = selectedSteps();
+    if (selected.length !== 1) return toast("Select one step to make it the deliverable.");
+    const id = selected.data("stepId");
+    store.edit((doc) => setDeliverable(doc, doc.deliverable === id ? null : id), { reason: "deliverable" });
+  },
+  fit: () => fitAll(cy),
+  "zoom-in": () => zoomBy(cy, 1.25),
+  "zoom-out": () => zoomBy(cy, 0.8),
+  layout: () => runLayout(cy, { animate: true, fit: true }),
+  "toggle-overview": () => {
+    const canvas = $("minimap");
+    canvas.hidden = !canvas.hidden;
+    if (!canvas.hidden) minimap.schedule();
+  },
+  "toggle-text": () => setView(textView.visible ? "graph" : "yaml"),
+  "view-graph": () => setView("graph"),
+  "view-yaml": () => setView("yaml"),
+  "view-json": () => setView("json"),
+  "next-problem": () => {
+    const items = [...$("problems").querySelectorAll("li.problem")];
+    if (!items.length) return;
+    const current = items.findIndex((item) => item.classList.contains("active"));
+    const next = items[(current + 1) % items.length];
+    next.focus();
+    problems.activate(next);
+  },
+  escape: () => {
+    const dialog = document.querySelector("dialog[open]");
+    if (dialog) dialog.close();
+    else if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+    else cy.elements(":selected").unselect();
+  },
+  help: () => $("help-dialog").showModal(),
+  "export-json": () => exportDocument({ api, store, cy, planId: data.plan.id, format: "json" }),
+  "export-yaml": () => exportDocument({ api, store, cy, planId: data.plan.id, format: "yaml" }),
+  "export-mermaid": () => exportDocument({ api, store, cy, planId: data.plan.id, format: "mermaid" }),
+  "export-dot": () => exportDocument({ api, store, cy, planId: data.plan.id, format: "dot" }),
+  "export-png": () => exportDocument({ api, store, cy, planId: data.plan.id, format: "png" }),
+  approve: () => goTo(`${data.urls.version}#review`, store.version.number),
+  run: () => goTo(data.urls.run, store.version.number),
+};
+
+function run(action) {
+  const handler = ACTIONS[action];
+  if (!handler) return;
+  Promise.resolve(handler()).catch((problem) => toast(problem.message || String(problem), { kind: "error" }));
+}
+
+document.addEventListener("click", (event) => {
+  const trigger = event.target.closest("[data-action]");
+  if (!trigger || trigger.disabled) return;
+  event.preventDefault();
+  const menu = trigger.closest("details.menu");
+  if (menu) menu.open = false;
+  run(trigger.dataset.action);
+});
+bindShortcuts(document, run);
+$("help-dialog").querySelector("[data-close]").addEventListener("click", () => $("help-dialog").close());
+window.addEventListener("beforeunload", (event) => {
+  if (store.dirty) event.preventDefault();
+});
+store.addEventListener("document", updateEmptyHint);
+store.addEventListener("version", () => {
+  for (const link of document.querySelectorAll("[data-version-link]")) {
+    link.href = data.urls.version.replace("{n}", String(store.version.number));
+  }
+});
+$("minimap").hidden = steps(store.document).length < 12;
+
+const ready = (async () => {
+  updateEmptyHint();
+  await graphView.render("initial");
+  await Promise.all([
+    compiler.run(),
+    loadCatalogue(api, catalogue).then(
+      () => inspector.render(),
+      () => toast("The tool catalogue could not be loaded.", { kind: "error" }),
+    ),
+  ]);
+  root.dataset.state = "ready";
+  performance.mark("forge:editor-ready");
+  return window.forge.editor;
+})();
+const settled = () => graphView.rendering.then(() => undefined);
+window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled } });

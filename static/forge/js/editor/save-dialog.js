@@ -1,0 +1,57 @@
+// Saving: a dialog asks for the change note (and whether to ask for review now), then
+// POST /plans/{id}/versions makes a new immutable version from the current document.
+import { ApiError } from "../common/api.js";
+
+export class SaveDialog {
+  constructor(dialog, { api, store, planId, onSaved }) {
+    this.dialog = dialog;
+    this.api = api;
+    this.store = store;
+    this.planId = planId;
+    this.onSaved = onSaved;
+    this.form = dialog.querySelector("form");
+    this.note = dialog.querySelector("[name=note]");
+    this.submit = dialog.querySelector("[name=submit_for_review]");
+    this.error = dialog.querySelector(".dialog-error");
+    this.button = dialog.querySelector("button[type=submit]");
+    this.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.save();
+    });
+    dialog.querySelector("[data-close]").addEventListener("click", () => dialog.close());
+  }
+
+  open() {
+    if (this.dialog.open) return;
+    this.error.hidden = true;
+    this.note.value = "";
+    this.submit.checked = true;
+    const errors = this.store.errors;
+    this.dialog.querySelector(".save-summary").textContent = errors
+      ? `The plan has ${errors} error${errors === 1 ? "" : "s"}: it will be saved, but cannot be approved until they are fixed.`
+      : "The plan compiles.";
+    this.dialog.showModal();
+    this.note.focus();
+  }
+
+  async save() {
+    this.button.disabled = true;
+    this.error.hidden = true;
+    try {
+      const version = await this.api.post(`plans/${this.planId}/versions`, {
+        document: this.store.document,
+        note: this.note.value,
+        parent: this.store.version.number,
+        submit: this.submit.checked,
+      });
+      this.dialog.close();
+      this.onSaved(version);
+    } catch (problem) {
+      this.error.textContent =
+        problem instanceof ApiError ? `Not saved: ${problem.message}` : "Not saved: the server did not answer.";
+      this.error.hidden = false;
+    } finally {
+      this.button.disabled = false;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+// The editor's state: the document with its undo history, the latest diagnostics, and
+// the saved version it started from. No DOM and no Cytoscape: views listen for its
+// events and call its methods, and the document only ever changes through `edit`,
+// `undo`, `redo` and `markSaved`.
+//
+// Events: "document" (detail: {reason}) after every change of the document,
+// "diagnostics" when a compile answers, "version" after a save.
+import { sameDocument } from "../model/document.js";
+import { canRedo, canUndo, createHistory, record, redo, replacePresent, undo } from "../model/history.js";
+
+export class EditorStore extends EventTarget {
+  constructor({ document, diagnostics = [], version }) {
+    super();
+    this.history = createHistory(document);
+    this.savedDocument = document;
+    this.version = version;
+    this.diagnostics = diagnostics;
+    this.compileState = "idle"; // idle | pending | done | failed
+    this.documentError = false; // whether the API refused the document before compiling
+  }
+
+  get document() {
+    return this.history.present;
+  }
+
+  get dirty() {
+    return !sameDocument(this.history.present, this.savedDocument);
+  }
+
+  get canUndo() {
+    return canUndo(this.history);
+  }
+
+  get canRedo() {
+    return canRedo(this.history);
+  }
+
+  get errors() {
+    return this.diagnostics.filter((d) => d.severity === "error").length;
+  }
+
+  // Applies `change` (document -> document). `key` merges consecutive edits of one field
+  // into one undo step. Throws whatever `change` throws, leaving the state as it was.
+  edit(change, { key = null, reason = "edit" } = {}) {
+    const next = change(this.document);
+    if (next === this.document) return false;
+    this.history = record(this.history, next, { key, now: Date.now() });
+    this.emit("document", { reason });
+    return true;
+  }
+
+  replace(document, { key = null, reason = "replace" } = {}) {
+    return this.edit(() => document, { key, reason });
+  }
+
+  undo() {
+    if (!this.canUndo) return false;
+    this.history = undo(this.history);
+    this.emit("document", { reason: "undo" });
+    return true;
+  }
+
+  redo() {
+    if (!this.canRedo) return false;
+    this.history = redo(this.history);
+    this.emit("document", { reason: "redo" });
+    return true;
+  }
+
+  setDiagnostics(diagnostics, { state = "done", documentError = false } = {}) {
+    this.diagnostics = diagnostics;
+    this.compileState = state;
+    this.documentError = documentError;
+    this.emit("diagnostics", {});
+  }
+
+  setCompileState(state) {
+    this.compileState = state;
+    this.emit("compile-state", { state });
+  }
+
+  // A new version was saved: its (server-normalised) document becomes both the present
+  // and the saved baseline, without an undo step of its own.
+  markSaved(version) {
+    this.version = version;
+    this.savedDocument = version.document;
+    this.history = replacePresent(this.history, version.document);
+    this.diagnostics = version.diagnostics;
+    this.emit("version", {});
+    this.emit("document", { reason: "saved" });
+    this.emit("diagnostics", {});
+  }
+
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+}

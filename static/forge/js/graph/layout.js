@@ -1,0 +1,102 @@
+// Lays the graph out in layers, dependencies above dependents, and moves the nodes there.
+// dagre (dummy nodes, fewer crossings, edges routed around nodes) for plans up to
+// DAGRE_LIMIT nodes; above that the linear-time layered layout of model/layered.js,
+// because dagre's time grows too steeply to keep a large plan interactive (numbers in
+// bench/editor.py's output). dagre's edge routes are kept as control points relative to
+// each edge's straight line (the way cytoscape-dagre does it), so an edge that skips a
+// layer or closes a cycle bends around the steps in its way instead of crossing them.
+import dagre from "../../../vendor/dagre/dagre.esm.js";
+import { layeredLayout } from "../model/layered.js";
+
+export const DAGRE_LIMIT = 150;
+const NODE_SEP = 36;
+const RANK_SEP = 64;
+const STRAIGHT = 6; // px: a route closer than this to the straight line is drawn straight
+
+// {positions: Map(id -> {x, y}), routes: Map(edgeKey -> [{x, y}, ...])}
+export function computeLayout(nodes, edges) {
+  if (nodes.length <= DAGRE_LIMIT) return dagreLayout(nodes, edges);
+  return { positions: layeredLayout(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP }), routes: new Map() };
+}
+
+export function edgeKey(source, target) {
+  return `${source}\u0000${target}`;
+}
+
+function dagreLayout(nodes, edges) {
+  const graph = new dagre.graphlib.Graph();
+  graph.setGraph({ rankdir: "TB", nodesep: NODE_SEP, ranksep: RANK_SEP, edgesep: 16 });
+  graph.setDefaultEdgeLabel(() => ({}));
+  for (const node of nodes) graph.setNode(node.id, { width: node.width, height: node.height });
+  for (const edge of edges) {
+    if (edge.source !== edge.target) graph.setEdge(edge.source, edge.target);
+  }
+  dagre.layout(graph);
+  const positions = new Map();
+  for (const node of nodes) {
+    const placed = graph.node(node.id);
+    positions.set(node.id, { x: placed.x, y: placed.y });
+  }
+  const routes = new Map();
+  for (const edge of graph.edges()) {
+    const route = graph.edge(edge);
+    if (route && route.points && route.points.length > 2) routes.set(edgeKey(edge.v, edge.w), route.points);
+  }
+  return { positions, routes };
+}
+
+// A dagre route as Cytoscape's unbundled-bezier control points: for each inner point,
+// its distance from the straight source-target line and its weight along it.
+export function controlPoints(points, source, target) {
+  const dx = target.x - source.x;
+  const dy = target.y - source.y;
+  const length = Math.hypot(dx, dy) || 1;
+  const dir = { x: dx / length, y: dy / length };
+  const normal = { x: -dir.y, y: dir.x };
+  const inner = points.slice(1, -1).map((p) => {
+    const vx = p.x - source.x;
+    const vy = p.y - source.y;
+    return { weight: (vx * dir.x + vy * dir.y) / length, distance: vx * normal.x + vy * normal.y };
+  });
+  if (!inner.length || inner.every((c) => Math.abs(c.distance) < STRAIGHT)) return null;
+  return {
+    distances: inner.map((c) => Number(c.distance.toFixed(1))),
+    weights: inner.map((c) => Math.min(0.99, Math.max(0.01, Number(c.weight.toFixed(3))))),
+  };
+}
+
+// Lays out `cy` and resolves when the nodes have moved.
+export function runLayout(cy, { animate = false, fit = true, padding = 48 } = {}) {
+  // Only the plan's own elements: not edgehandles' temporary preview.
+  const nodes = cy.nodes("[base]").map((node) => ({ id: node.id(), width: node.width(), height: node.height() }));
+  const edges = cy.edges("[base]").map((edge) => ({ source: edge.source().id(), target: edge.target().id() }));
+  const { positions, routes } = computeLayout(nodes, edges);
+  cy.batch(() => {
+    cy.edges("[base]").forEach((edge) => {
+      const source = edge.source().id();
+      const target = edge.target().id();
+      const route = routes.get(edgeKey(source, target));
+      const points = route && controlPoints(route, positions.get(source), positions.get(target));
+      // Data, not a class: painting diagnostics resets classes.
+      if (points) edge.data({ cpd: points.distances, cpw: points.weights });
+      else if (edge.data("cpd")) edge.removeData("cpd cpw");
+    });
+  });
+  const layout = cy.nodes("[base]").layout({
+    name: "preset",
+    positions: (node) => positions.get(node.id()) || { x: 0, y: 0 },
+    fit,
+    padding,
+    animate: animate && nodes.length <= 200,
+    animationDuration: 220,
+  });
+  const done = new Promise((resolve) => layout.one("layoutstop", resolve));
+  layout.run();
+  return done.then(() => {
+    // A fit of a few steps would zoom in on them; reading size is enough.
+    if (fit && cy.zoom() > 1.1) {
+      cy.zoom(1.1);
+      cy.center();
+    }
+  });
+}

@@ -1,0 +1,115 @@
+// A plan document as Cytoscape element definitions. Pure: no DOM, no Cytoscape.
+//
+// A node's id is its step's id, so node identity survives edits, versions and diffs; a
+// repeated id (a `duplicate_id` draft) gets `id#2`, `id#3`. An edge runs from a
+// dependency to its dependent, `dep>step` (">" cannot appear in a step id). A dependency
+// on a step that does not exist is drawn as a dangling edge from a ghost node
+// `ghost:<id>`, and a deliverable that names no step as a ghost too, so the compiler's
+// `missing_dependency` and `missing_deliverable` have something to paint.
+import { dependsOn, effectiveDeliverable, steps } from "./document.js";
+
+export const GHOST = "ghost:";
+const LINE = 31;
+
+export function edgeId(dep, stepId) {
+  return `${dep}>${stepId}`;
+}
+
+export function ghostId(stepId) {
+  return `${GHOST}${stepId}`;
+}
+
+export function truncate(text, size = LINE) {
+  const flat = String(text || "").replace(/\s+/g, " ").trim();
+  return flat.length > size ? `${flat.slice(0, size - 1)}…` : flat;
+}
+
+export function toolLine(step) {
+  if (step.tool) return `⚙ ${step.tool}`;
+  const allowed = Array.isArray(step.tools_allowed) ? step.tools_allowed : [];
+  return allowed.length ? `agent: ${allowed.join(", ")}` : "agent step";
+}
+
+export function stepLabel(step, isDeliverable) {
+  const title = isDeliverable ? `★ ${step.id}` : String(step.id);
+  return [truncate(title), truncate(step.description || "—"), truncate(toolLine(step))].join("\n");
+}
+
+// {nodes: [...], edges: [...]}: each an element definition for cy.add().
+export function toElements(doc) {
+  const all = steps(doc);
+  const deliverable = effectiveDeliverable(doc);
+  const named = doc.deliverable || null;
+  const seen = new Map();
+  const nodes = [];
+  const edges = [];
+  const ghosts = new Map();
+  const known = new Set(all.map((step) => step.id));
+  for (const [index, step] of all.entries()) {
+    const count = (seen.get(step.id) || 0) + 1;
+    seen.set(step.id, count);
+    const id = count === 1 ? step.id : `${step.id}#${count}`;
+    const isDeliverable = count === 1 && step.id === deliverable;
+    const classes = ["step", step.tool ? "tool-step" : "agent-step"];
+    if (isDeliverable) classes.push("deliverable");
+    if (count > 1) classes.push("duplicate");
+    nodes.push({
+      group: "nodes",
+      data: {
+        id,
+        stepId: step.id,
+        index,
+        kind: "step",
+        label: stepLabel(step, isDeliverable),
+        tool: step.tool || "",
+        deliverable: isDeliverable,
+      },
+      classes: classes.join(" "),
+    });
+    if (count > 1) continue; // a repeated id's edges are the first step's
+    for (const dep of new Set(dependsOn(step))) {
+      let source = dep;
+      const classes = ["dependency"];
+      if (!known.has(dep)) {
+        source = ghostId(dep);
+        classes.push("dangling");
+        if (!ghosts.has(dep)) ghosts.set(dep, "missing step");
+      }
+      if (dep === step.id) classes.push("loop");
+      edges.push({
+        group: "edges",
+        data: { id: edgeId(dep, step.id), source, target: step.id, dep, step: step.id },
+        classes: classes.join(" "),
+      });
+    }
+  }
+  if (named && !known.has(named) && !ghosts.has(named)) ghosts.set(named, "missing deliverable");
+  for (const [stepId, why] of ghosts) {
+    nodes.push({
+      group: "nodes",
+      data: {
+        id: ghostId(stepId),
+        stepId,
+        kind: "ghost",
+        label: `${truncate(stepId)}\n(${why})`,
+        deliverable: false,
+      },
+      classes: why === "missing deliverable" ? "ghost ghost-deliverable" : "ghost",
+    });
+  }
+  return { nodes, edges };
+}
+
+// The node id that stands for a step id named by a diagnostic: the step, else its ghost.
+export function elementForStep(stepId, nodeIds) {
+  if (nodeIds.has(stepId)) return stepId;
+  const ghost = ghostId(stepId);
+  return nodeIds.has(ghost) ? ghost : null;
+}
+
+// Structure only (ids, ends): whether a layout is needed after an edit.
+export function structureKey(elements) {
+  const nodes = elements.nodes.map((node) => node.data.id).join("\u0001");
+  const edges = elements.edges.map((edge) => `${edge.data.source}>${edge.data.target}`).join("\u0001");
+  return `${nodes}\u0002${edges}`;
+}

@@ -1,0 +1,92 @@
+// Compiler diagnostics as paint: which classes and badges each graph element gets. Pure.
+//
+// Errors paint red, warnings amber, infos blue; a node with several keeps the worst
+// severity's colour (the stylesheet orders them). Per code:
+//   cycle                    the cycle's nodes and edges ("cycle")
+//   missing_dependency       the dangling edge and its ghost node, and the step
+//   duplicate_id, unknown_tool, unauthorized_tool, invalid_args, invalid_check
+//                            a badge on the step naming the problem
+//   nonterminal_deliverable  the deliverable ("bad-deliverable") and its outgoing edges
+//   missing_deliverable      the ghost deliverable, or the terminal steps to choose from
+//   unreachable_deliverable  the steps that lead nowhere ("unreachable")
+//   approval_required        an "approval" badge
+// A diagnostic that names no element (a budget warning) is a plan-level problem only.
+import { edgeId, elementForStep } from "./elements.js";
+
+export const BADGES = {
+  duplicate_id: "duplicate id",
+  unknown_tool: "unknown tool",
+  unauthorized_tool: "not allowed",
+  invalid_args: "invalid args",
+  invalid_check: "invalid check",
+  repeats_side_effect: "repeats effect",
+  approval_required: "approval",
+};
+
+const CODE_CLASSES = {
+  cycle: "cycle",
+  nonterminal_deliverable: "bad-deliverable",
+  unreachable_deliverable: "unreachable",
+  missing_dependency: "missing",
+  missing_deliverable: "missing",
+};
+
+const RANK = { error: 0, warning: 1, info: 2 };
+
+// nodeIds, edgeIds: Sets of the element ids in the graph.
+// Returns {nodes: Map(id -> {classes:Set, badges:[{text, severity}]}), edges: Map(id ->
+// Set), located: [diagnostic index -> element ids]}.
+export function paint(diagnostics, nodeIds, edgeIds) {
+  const nodes = new Map();
+  const edges = new Map();
+  const located = [];
+  const nodeEntry = (id) => {
+    if (!nodes.has(id)) nodes.set(id, { classes: new Set(), badges: [], worst: null });
+    return nodes.get(id);
+  };
+  const edgeEntry = (id) => {
+    if (!edges.has(id)) edges.set(id, new Set());
+    return edges.get(id);
+  };
+  for (const diagnostic of diagnostics) {
+    const severity = diagnostic.severity in RANK ? diagnostic.severity : "error";
+    const extra = CODE_CLASSES[diagnostic.code];
+    const ids = [];
+    for (const stepId of diagnostic.nodes || []) {
+      const id = elementForStep(stepId, nodeIds);
+      if (id === null) continue;
+      ids.push(id);
+      const entry = nodeEntry(id);
+      entry.classes.add(`d-${diagnostic.code}`);
+      if (extra) entry.classes.add(extra);
+      if (entry.worst === null || RANK[severity] < RANK[entry.worst]) entry.worst = severity;
+      const badge = BADGES[diagnostic.code];
+      if (badge && !entry.badges.some((item) => item.text === badge)) {
+        entry.badges.push({ text: badge, severity });
+      }
+    }
+    for (const [dep, stepId] of diagnostic.edges || []) {
+      const id = edgeId(dep, stepId);
+      if (!edgeIds.has(id)) continue;
+      ids.push(id);
+      const classes = edgeEntry(id);
+      classes.add(severity);
+      classes.add(`d-${diagnostic.code}`);
+      if (extra) classes.add(extra);
+    }
+    located.push(ids);
+  }
+  for (const entry of nodes.values()) {
+    if (entry.worst) entry.classes.add(entry.worst);
+    entry.badges.sort((a, b) => RANK[a.severity] - RANK[b.severity]);
+  }
+  return { nodes, edges, located };
+}
+
+export function counts(diagnostics) {
+  const out = { error: 0, warning: 0, info: 0 };
+  for (const diagnostic of diagnostics) {
+    if (diagnostic.severity in out) out[diagnostic.severity] += 1;
+  }
+  return out;
+}

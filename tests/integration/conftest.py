@@ -1,0 +1,28 @@
+"""Integration fixtures: a deployment of each kind, started fresh for each test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from .deployment import Deployment
+
+KINDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(params=KINDS, ids=["embedded-sqlite", "postgres-redis"])
+def deployment_kind(request: pytest.FixtureRequest, require_service) -> str:
+    if request.param == "postgres":
+        require_service("postgres", "redis")
+    return str(request.param)
+
+
+@pytest.fixture
+def deployment(deployment_kind: str, tmp_path) -> Iterator[Deployment]:
+    running = Deployment(deployment_kind, tmp_path)
+    try:
+        yield running.start()
+    finally:
+        running.stop()
+        print(running.logs())  # pytest shows it only when the test fails

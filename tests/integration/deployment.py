@@ -1,0 +1,198 @@
+"""A real Forge deployment for integration tests: daphne and worker processes over a
+fresh database (an SQLite file, or a new PostgreSQL database with Redis as the channel
+layer), driven only through HTTP and websockets, as users and scripts drive it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+POSTGRES = os.environ.get("FORGE_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+REDIS = os.environ.get("FORGE_TEST_REDIS_URL", "redis://127.0.0.1:6379/7")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting after {timeout} s")
+        time.sleep(interval)
+
+
+@dataclass
+class Deployment:
+    kind: str  # "sqlite" or "postgres"
+    root: Path
+    env: dict[str, str] = field(default_factory=dict)
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    port: int = 0
+    tokens: dict[str, str] = field(default_factory=dict)
+    _database: str = ""
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, workers: int = 1) -> Deployment:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "PYTEST"))}
+        env.update(
+            DJANGO_SETTINGS_MODULE="forge_web.settings",
+            FORGE_WORKSPACES=str(self.root / "workspaces"),
+            FORGE_STEP_LEASE_SECONDS="2",
+            PYTHONUNBUFFERED="1",
+        )
+        if self.kind == "sqlite":
+            env["DATABASE_URL"] = f"sqlite:///{self.root / 'forge.sqlite3'}"
+            env.pop("REDIS_URL", None)
+        else:
+            import psycopg
+
+            self._database = f"forge_it_{uuid.uuid4().hex[:10]}"
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self._database}"')
+            env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + self._database
+            env["REDIS_URL"] = REDIS
+        self.env = env
+        self.manage("migrate", "--no-input", "-v", "0")
+        self.manage("forge_demo")
+        for user in ("ada", "grace"):
+            self.tokens[user] = self.manage("forge_user", user, "--token").strip().splitlines()[-1]
+        self.port = free_port()
+        self.processes.append(
+            self._spawn(
+                [
+                    sys.executable,
+                    "-m",
+                    "daphne",
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "forge_web.asgi:application",
+                ],
+                "web",
+            )
+        )
+        wait_for(self._answers)
+        for _ in range(workers):
+            self.start_worker()
+        return self
+
+    def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
+        log = (self.root / f"{name}-{len(self.processes)}.log").open("wb")
+        return subprocess.Popen(argv, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        worker = self._spawn(
+            [sys.executable, "manage.py", "forge_worker", "--interval", "0.05"], "worker"
+        )
+        self.processes.append(worker)
+        self.workers.append(worker)
+        return worker
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        if process in self.workers:
+            self.workers.remove(process)
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
+        return result.stdout
+
+    def _answers(self) -> bool:
+        try:
+            return httpx.get(f"{self.base}/api/v1/openapi.json", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def api(self, user: str, method: str, path: str, body: Any = None) -> Any:
+        response = httpx.request(
+            method,
+            f"{self.base}/api/v1{path}",
+            json=body,
+            timeout=30,
+            headers={"Authorization": f"Bearer {self.tokens[user]}"},
+        )
+        assert response.status_code < 300, (response.status_code, response.text)
+        return response.json() if response.content else None
+
+    def approved_plan(self, name: str, source: str) -> tuple[int, int]:
+        created = self.api(
+            "ada", "POST", "/plans", {"name": name, "format": "yaml", "source": source}
+        )
+        plan_id, number = created["id"], created["latest_version"]["number"]
+        self.api("grace", "POST", f"/plans/{plan_id}/versions/{number}/approve", {"comment": "ok"})
+        return plan_id, number
+
+    def start_run(self, plan_id: int, number: int) -> int:
+        return int(self.api("ada", "POST", "/runs", {"plan_id": plan_id, "version": number})["id"])
+
+    def run(self, run_id: int) -> Any:
+        return self.api("ada", "GET", f"/runs/{run_id}")
+
+    def wait_status(self, run_id: int, *statuses: str, timeout: float = 60) -> Any:
+        return wait_for(lambda: (r := self.run(run_id))["status"] in statuses and r, timeout)
+
+    def ws_url(self, run_id: int, after: int = 0) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/runs/{run_id}/?after={after}"
+
+    def ws_headers(self, user: str = "ada") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[user]}", "Origin": self.base}
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}"
+            for path in sorted(self.root.glob("*.log"))
+        )
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if self._database:
+            import psycopg
+
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self._database}" WITH (FORCE)')
+
+
+def events_json(messages: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(message) for message in messages]
