@@ -21,6 +21,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("plans/", include("plans.urls")),
+    path("runs/", include("runs.urls")),
     path("api/v1/", _api_urls()),
     re_path(r"^api/", views.api_not_found),
 ]

@@ -147,7 +147,17 @@ def diff(request: HttpRequest, plan_id: PlanId, query: Query[DiffQuery]) -> dict
     return {"plan": plan.pk, "from": old.number, "to": new.number, **changes}
 
 
-@router.get("/plans/{plan_id}/versions/{n}/export", response={200: None})
+_EXPORT_DOC = {
+    "responses": {
+        200: {
+            "description": "the document as a file in the format asked for",
+            "content": {media.split(";")[0]: {} for media, _ in EXPORT_TYPES.values()},
+        }
+    }
+}
+
+
+@router.get("/plans/{plan_id}/versions/{n}/export", response={200: None}, openapi_extra=_EXPORT_DOC)
 @require_permission("plan.view")
 def export(request: HttpRequest, plan_id: PlanId, n: Number, query: Query[ExportQuery]) -> Any:
     """The version's document as JSON, YAML, Mermaid or DOT text (a file, not JSON-wrapped)."""

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from plans.models import PlanVersion
 
 __all__ = [
+    "compile_document",
     "compile_version",
     "compiler",
     "performed_side_effects",

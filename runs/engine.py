@@ -21,14 +21,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from forge.compiler import ExecutableGraph
-from forge.runtime import RunEvent, Scheduler, StepState, rebuild
+from forge.runtime import RunEvent as CoreEvent
+from forge.runtime import Scheduler, StepState, rebuild
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import compile_version
 from plans.errors import VersionHasErrors
 from plans.models import PlanVersion
 from runs import events as event_rows
 from runs import publish
-from runs.models import Run, StepRun
+from runs.models import Run, RunEvent, StepRun
 
 _SCHEDULERS: dict[int, Scheduler] = {}
 _GRAPHS: OrderedDict[int, ExecutableGraph] = OrderedDict()
@@ -67,7 +68,7 @@ class LockedRun:
         return [e.step_id for e in self.scheduler.events if e.step_status == "ready" and e.step_id]
 
     def flush(self) -> None:
-        """Write the events decided so far and their projections, so that a
+        """Write the events decided so far and the steps' projections, so that a
         compare-and-swap on ``StepRun`` later in the transaction sees them."""
         events = self.scheduler.events[self.flushed :]
         if events:
@@ -83,6 +84,8 @@ def locked_run(run_id: int) -> Iterator[LockedRun]:
             locked = LockedRun(run, _caught_up(run))
             yield locked
             locked.flush()
+            if locked.flushed:
+                _project_run(run, locked.scheduler)
             _enqueue(run, locked.to_enqueue)
             if locked.flushed:
                 last_seq = run.last_seq
@@ -125,11 +128,9 @@ def _caught_up(run: Run) -> Scheduler:
     return scheduler
 
 
-def _persist(run: Run, scheduler: Scheduler, events: list[RunEvent]) -> None:
+def _persist(run: Run, scheduler: Scheduler, events: list[CoreEvent]) -> None:
     state = scheduler.state
-    event_rows_ = [event_rows.to_row(run, event) for event in events]
-    for row in event_rows_:
-        row.save(force_insert=True)
+    RunEvent.objects.bulk_create(event_rows.to_row(run, event) for event in events)
     touched: dict[str, None] = {}
     for event in events:
         if event.event_type == "run_resumed":
@@ -139,6 +140,10 @@ def _persist(run: Run, scheduler: Scheduler, events: list[RunEvent]) -> None:
             touched[event.step_id] = None
     for step_id in touched:
         _project_step(run, state.plan_version, step_id, state.steps[step_id])
+
+
+def _project_run(run: Run, scheduler: Scheduler) -> None:
+    state = scheduler.state
     run.status = state.status
     run.used_steps, run.used_tokens, run.used_cost = (
         state.used_steps,

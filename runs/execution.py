@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import threading
 from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 
+from forge.agents import AgentRunner
+from forge.models.config import Endpoint, model_from_spec
 from forge.runtime import ApprovalSigner, ExecutionRecord, ToolExecutor
 from forge.toolbox import build_toolbox
 from forge.tools import PolicyEngine
@@ -19,38 +23,65 @@ from runs import models
 
 
 class DatabaseRecordStore:
-    """Keeps each ExecutionRecord, with its artifacts (logs, diffs), as rows."""
+    """Keeps each ExecutionRecord, with its artifacts (logs, diffs), as rows.
+
+    Records wait in memory (per thread) until the worker records the step's result, and
+    are written in that same transaction: one commit per step instead of two, and a
+    record never stands without the decision it led to. A worker that dies before then
+    loses its record along with its result; the step is retried or reconciled.
+    """
+
+    _pending = threading.local()
 
     def save(self, record: ExecutionRecord) -> None:
-        row = models.ExecutionRecord.objects.create(
-            id=record.id,
-            run_id=int(record.run_id),
-            step_id=record.step_id,
-            attempt=record.attempt,
-            tool=record.tool,
-            args_hash=record.args_hash,
-            status=record.status,
-            error=record.error,
-            error_code=record.error_code,
-            exit_code=record.exit_code,
-            isolation=record.isolation,
-            notes=list(record.notes),
-            started_at=record.started_at,
-            latency_ms=record.latency_ms,
-            tokens=record.tokens,
-            cost=record.cost,
+        pending = getattr(self._pending, "records", None)
+        if pending is None:
+            pending = self._pending.records = []
+        pending.append(record)
+
+    @classmethod
+    def write_pending(cls) -> None:
+        records: list[ExecutionRecord] = getattr(cls._pending, "records", None) or []
+        cls._pending.records = []
+        if not records:
+            return
+        models.ExecutionRecord.objects.bulk_create(
+            models.ExecutionRecord(
+                id=r.id,
+                run_id=int(r.run_id),
+                step_id=r.step_id,
+                attempt=r.attempt,
+                tool=r.tool,
+                args_hash=r.args_hash,
+                status=r.status,
+                error=r.error,
+                error_code=r.error_code,
+                exit_code=r.exit_code,
+                isolation=r.isolation,
+                notes=list(r.notes),
+                started_at=r.started_at,
+                latency_ms=r.latency_ms,
+                tokens=r.tokens,
+                cost=r.cost,
+            )
+            for r in records
         )
         models.Artifact.objects.bulk_create(
             models.Artifact(
-                record=row,
+                record_id=r.id,
                 name=a.name,
                 media_type=a.media_type,
                 content=a.content,
                 size=len(a.content),
                 truncated=a.truncated,
             )
-            for a in record.artifacts
+            for r in records
+            for a in r.artifacts
         )
+
+
+def save_pending_records() -> None:
+    DatabaseRecordStore.write_pending()
 
 
 @cache
@@ -79,3 +110,15 @@ def workspace_for(run_id: int) -> Path:
     path = Path(settings.FORGE_WORKSPACES) / f"run-{run_id}"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@cache
+def agent_runner() -> AgentRunner | None:
+    """The agent for steps with ``tools_allowed`` and no ``tool``: the model named by
+    ``FORGE_MODEL`` (``openai:MODEL`` at ``FORGE_MODEL_BASE_URL`` with the key from
+    ``FORGE_MODEL_API_KEY``, or ``scripted:FILE``); ``None`` when no model is set."""
+    spec = settings.FORGE_MODEL
+    if not spec:
+        return None
+    model = model_from_spec(spec, Endpoint.from_env(os.environ))
+    return AgentRunner(model, executor())

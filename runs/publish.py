@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +22,10 @@ def group_name(run_id: int) -> str:
 def run_changed(run_id: int, last_seq: int) -> None:
     layer = get_channel_layer()
     if layer is None:
+        return
+    if isinstance(layer, InMemoryChannelLayer) and not layer.groups.get(group_name(run_id)):
+        # An in-memory layer reaches only this process's consumers, and there are none
+        # for this run here (a worker process): the consumers' polling carries it.
         return
     try:
         async_to_sync(layer.group_send)(

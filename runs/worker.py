@@ -12,21 +12,25 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import socket
 import threading
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F
 from django.utils import timezone
 
 from forge.compiler import ExecutableNode
 from forge.runners.base import RunContext
 from forge.runtime import ApprovalToken, ToolResult
+from forge.runtime.agent_port import AgentGrant, agent_grant
 from runs.engine import LockedRun, locked_run
-from runs.execution import executor, workspace_for
+from runs.execution import agent_runner, executor, save_pending_records, workspace_for
 from runs.models import StepRun
 
 logger = logging.getLogger(__name__)
@@ -46,6 +50,8 @@ class Claim:
     node: ExecutableNode
     approval_scopes: tuple[str, ...]
     token: ApprovalToken | None
+    inputs: Mapping[str, Any]  # the dependencies' outputs, for an agent step
+    grant: AgentGrant | None  # an agent step's allowance, from the budget at its start
 
 
 def lease_seconds() -> float:
@@ -64,40 +70,54 @@ def run_step(run_id: int, step_id: str) -> None:
 
 def _claim(locked: LockedRun, step_id: str) -> Claim | None:
     scheduler = locked.scheduler
-    locked.flush()
     if not scheduler.admit(step_id):
         return None
     now = timezone.now()
     version = scheduler.state.plan_version
-    claimed = StepRun.objects.filter(
-        run=locked.run, plan_version=version, step_id=step_id, status="ready"
-    ).update(
-        status="running",
-        lease_owner=WORKER_ID,
-        started_at=now,
-        heartbeat_at=now,
-        lease_expires_at=now + timedelta(seconds=lease_seconds()),
-        fencing_token=F("fencing_token") + 1,
+    # A fresh random token per claim: only the holder knows it, so only the holder can
+    # record a result (equality is all the check needs; nobody orders tokens).
+    fencing_token = secrets.randbits(62) + 1
+    # The row's projected status may lag behind this transaction's unwritten events (a
+    # step made ready a moment ago still reads "pending"), so the swap is from "not
+    # running": the run's lock orders claims, and this guard makes a double claim fail
+    # loudly instead of running a step twice.
+    claimed = (
+        StepRun.objects.filter(run=locked.run, plan_version=version, step_id=step_id)
+        .exclude(status="running")
+        .update(
+            status="running",
+            lease_owner=WORKER_ID,
+            started_at=now,
+            heartbeat_at=now,
+            lease_expires_at=now + timedelta(seconds=lease_seconds()),
+            fencing_token=fencing_token,
+        )
     )
     if claimed != 1:
         raise RuntimeError(f"step {step_id!r} of run {locked.run.pk} was not ready to claim")
-    row = StepRun.objects.only(
-        "fencing_token", "approved_hash", "approved_by", "approval_signature"
-    ).get(run=locked.run, plan_version=version, step_id=step_id)
     token = None
-    if row.approval_signature:
+    if scheduler.state.steps[step_id].approved_hash:
+        row = StepRun.objects.only("approved_hash", "approved_by", "approval_signature").get(
+            run=locked.run, plan_version=version, step_id=step_id
+        )
         token = ApprovalToken(
             str(locked.run.pk), step_id, row.approved_hash, row.approved_by, row.approval_signature
         )
+    node = scheduler.graph.nodes[step_id]
+    steps = scheduler.state.steps
     return Claim(
         run_id=locked.run.pk,
         step_id=step_id,
         plan_version=version,
-        fencing_token=row.fencing_token,
+        fencing_token=fencing_token,
         attempt=scheduler.state.steps[step_id].attempt,
-        node=scheduler.graph.nodes[step_id],
+        node=node,
         approval_scopes=scheduler.graph.document.requires_approval_before,
         token=token,
+        inputs={dep: steps[dep].output for dep in node.depends_on},
+        grant=None
+        if node.binding is not None
+        else agent_grant(scheduler.graph, scheduler.state, step_id, token),
     )
 
 
@@ -110,20 +130,24 @@ def _execute(claim: Claim) -> ToolResult:
         timeout_s=node.binding.timeout_s if node.binding else (node.step.timeout_s or 300.0),
         attempt=claim.attempt,
     )
-    if node.binding is None:
+    agent = agent_runner() if node.binding is None else None
+    if node.binding is None and agent is None:
         return ToolResult(
             "failed",
-            error=f"step {claim.step_id!r} is an agent step and no model is configured for workers",
+            error=f"step {claim.step_id!r} is an agent step and no model is configured "
+            "(set FORGE_MODEL)",
             error_code="no_model",
         )
-    heartbeat = _Heartbeat(claim)
-    heartbeat.start()
+    HEARTBEATS.hold(claim)
     try:
+        if agent is not None:
+            return agent.run_step(node, context, claim.inputs, claim.grant)
+        assert node.binding is not None
         return executor().execute(
             node.binding, context, token=claim.token, plan_approval_scopes=claim.approval_scopes
         )
     finally:
-        heartbeat.stop()
+        HEARTBEATS.release(claim)
 
 
 def finish(claim: Claim, result: ToolResult) -> Claim | None:
@@ -131,13 +155,19 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
     ready and queue the others."""
     with locked_run(claim.run_id) as locked:
         scheduler = locked.scheduler
+        save_pending_records()  # the tool ran: its record is kept even if the result is stale
         held = StepRun.objects.filter(
             run_id=claim.run_id,
             plan_version=claim.plan_version,
             step_id=claim.step_id,
             status="running",
             fencing_token=claim.fencing_token,
-        ).exists()
+        ).update(
+            lease_owner="",
+            lease_expires_at=None,
+            finished_at=timezone.now(),
+            latency_ms=result.latency_ms,
+        )
         step = scheduler.state.steps.get(claim.step_id)
         if (
             not held
@@ -147,14 +177,6 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
         ):
             logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
             return None
-        StepRun.objects.filter(
-            run_id=claim.run_id, plan_version=claim.plan_version, step_id=claim.step_id
-        ).update(
-            lease_owner="",
-            lease_expires_at=None,
-            finished_at=timezone.now(),
-            latency_ms=result.latency_ms,
-        )
         mark = len(scheduler.events)
         scheduler.done(claim.step_id, result)
         ready = [
@@ -165,42 +187,61 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
         return next_claim
 
 
-class _Heartbeat:
-    """Extends the lease while the tool runs, from a thread with its own connection."""
+class _Heartbeats:
+    """One thread per worker process that extends the leases of the steps it holds.
 
-    def __init__(self, claim: Claim) -> None:
-        self.claim = claim
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True, name="forge-heartbeat")
+    A thread per step cost more than a noop step itself (starting and joining it), and
+    one thread beating for every held claim does the same job.
+    """
 
-    def start(self) -> None:
-        self._thread.start()
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, str, int], Claim] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
+    def hold(self, claim: Claim) -> None:
+        with self._lock:
+            self._held[_key(claim)] = claim
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._beat, daemon=True, name="forge-heartbeat"
+                )
+                self._thread.start()
+
+    def release(self, claim: Claim) -> None:
+        with self._lock:
+            self._held.pop(_key(claim), None)
 
     def _beat(self) -> None:
-        interval = lease_seconds() / 3
         try:
-            while not self._stopped.wait(interval):
-                now = timezone.now()
-                kept = StepRun.objects.filter(
-                    run_id=self.claim.run_id,
-                    plan_version=self.claim.plan_version,
-                    step_id=self.claim.step_id,
-                    fencing_token=self.claim.fencing_token,
-                    status="running",
-                ).update(
-                    heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds())
-                )
-                if not kept:
-                    logger.warning(
-                        "lost the lease of %s in run %s", self.claim.step_id, self.claim.run_id
-                    )
-                    return
+            while True:
+                time.sleep(lease_seconds() / 3)
+                with self._lock:
+                    held = list(self._held.values())
+                for claim in held:
+                    self._extend(claim)
         finally:
             connection.close()
+
+    def _extend(self, claim: Claim) -> None:
+        now = timezone.now()
+        kept = StepRun.objects.filter(
+            run_id=claim.run_id,
+            plan_version=claim.plan_version,
+            step_id=claim.step_id,
+            fencing_token=claim.fencing_token,
+            status="running",
+        ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
+        if not kept:
+            logger.warning("lost the lease of %s in run %s", claim.step_id, claim.run_id)
+            self.release(claim)
+
+
+def _key(claim: Claim) -> tuple[int, str, int]:
+    return (claim.run_id, claim.step_id, claim.fencing_token)
+
+
+HEARTBEATS = _Heartbeats()
 
 
 def reap_expired_leases() -> int:
@@ -217,7 +258,7 @@ def reap_expired_leases() -> int:
                 status="running",
                 fencing_token=row["fencing_token"],
                 lease_expires_at__lt=timezone.now(),
-            ).update(fencing_token=F("fencing_token") + 1, lease_owner="", lease_expires_at=None)
+            ).update(fencing_token=secrets.randbits(62) + 1, lease_owner="", lease_expires_at=None)
             step = locked.scheduler.state.steps.get(row["step_id"])
             if not taken or step is None or step.status != "running":
                 continue

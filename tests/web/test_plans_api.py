@@ -7,7 +7,9 @@ import json
 
 import pytest
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditEvent
 from forge.plan import canonical_json, content_hash, dump_plan, from_data, to_data
@@ -774,3 +776,22 @@ def test_the_tool_catalogue_follows_the_configured_policy(api_client, viewer, tm
         False,
         ["policy does not allow tool 'noop' (scope 'compute')"],
     )
+
+
+def test_lists_take_the_same_few_queries_however_many_rows(api_client, viewer, author, make_plan):
+    client = api_client(viewer)
+    first = make_plan(author, "one")
+    client.get("/api/v1/plans")  # the token's last_used_at is written once a minute
+
+    def queries(path):
+        with CaptureQueriesContext(connection) as context:
+            assert client.get(path).status_code == 200
+        return len(context.captured_queries)
+
+    few = (queries("/api/v1/plans"), queries(f"/api/v1/plans/{first.plan_id}/versions"))
+    for n in range(4):
+        services.create_version(first.plan, author, from_data(first.document))
+        make_plan(author, f"plan {n}")
+
+    many = (queries("/api/v1/plans"), queries(f"/api/v1/plans/{first.plan_id}/versions"))
+    assert many == few

@@ -308,3 +308,42 @@ def test_a_non_idempotent_step_whose_worker_died_waits_for_a_person_to_reconcile
     assert answer.status_code == 200, answer.json()
     assert Run.objects.get(pk=run_id).status == "succeeded"
     assert not ExecutionRecord.objects.filter(run_id=run_id, step_id="build").exists()
+
+
+def test_a_worker_runs_an_agent_step_with_the_configured_model_through_the_executor(
+    author, approver, operator, api_client, settings, tmp_path
+):
+    from runs import execution
+
+    script = tmp_path / "replies.yaml"
+    script.write_text(
+        "- tool_calls: [{name: echo, arguments: {facts: [late deliveries]}}]\n"
+        "  tokens: 120\n"
+        '- content: \'{"summary": "ACME delivers late", "facts": 1}\'\n'
+        "  tokens: 80\n"
+    )
+    settings.FORGE_MODEL = f"scripted:{script}"
+    execution.agent_runner.cache_clear()
+    steps = [
+        {
+            "id": "study",
+            "description": "Summarise the supplier's delivery record",
+            "tools_allowed": ["echo"],
+            "done_when": {"required_keys": ["summary"]},
+        },
+    ]
+    version = approved_version(author, approver, steps)
+    try:
+        run_id = _start(api_client(operator), version).json()["id"]
+        drain()
+    finally:
+        execution.agent_runner.cache_clear()
+
+    run = Run.objects.get(pk=run_id)
+    step = StepRun.objects.get(run=run, step_id="study")
+    assert (run.status, step.output, step.tokens) == (
+        "succeeded",
+        {"summary": "ACME delivers late", "facts": 1},
+        200,
+    )
+    assert list(ExecutionRecord.objects.filter(run=run).values_list("tool", flat=True)) == ["echo"]

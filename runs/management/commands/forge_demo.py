@@ -50,6 +50,6 @@ class Command(BaseCommand):
                 users["ada"], name, document, source_format="yaml", note="demo plan"
             )
             plans.approve(version, users["grace"], "demo: reviewed")
-        self.stdout.write("Demo logins (password for both: %s):" % DEMO_PASSWORD)
+        self.stdout.write(f"Demo logins (password for both: {DEMO_PASSWORD}):")
         self.stdout.write("  ada    author and operator: imports, edits and starts plans")
         self.stdout.write("  grace  approver and operator: approves plans and waiting steps")

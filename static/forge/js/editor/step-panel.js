@@ -76,7 +76,14 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     }
   };
   toolSelect.addEventListener("change", () => {
-    edit("tool", { tool: toolSelect.value || undefined });
+    // Arguments the new tool's schema does not name are dropped (undo brings them back).
+    const current = findStep(store.document, stepId) || step;
+    const tool = catalogue.byName.get(toolSelect.value);
+    const names = tool && tool.args_schema && tool.args_schema.properties;
+    const args = names
+      ? Object.fromEntries(Object.entries(current.args || {}).filter(([key]) => key in names))
+      : current.args;
+    edit("tool", { tool: toolSelect.value || undefined, args: toolSelect.value ? args : undefined });
     renderArgs();
   });
   renderArgs();

@@ -93,10 +93,24 @@ export function runLayout(cy, { animate = false, fit = true, padding = 48 } = {}
   const done = new Promise((resolve) => layout.one("layoutstop", resolve));
   layout.run();
   return done.then(() => {
-    // A fit of a few steps would zoom in on them; reading size is enough.
-    if (fit && cy.zoom() > 1.1) {
-      cy.zoom(1.1);
-      cy.center();
-    }
+    if (fit) readableView(cy);
   });
+}
+
+// After a fit: a few steps would be blown up, and a big plan shrunk past reading. Cap the
+// zoom at 1.1; below READABLE, show the top of the plan (where it starts) at a size one can
+// read, and leave the whole to the overview and the Fit button.
+const READABLE = 0.45;
+
+export function readableView(cy) {
+  const zoom = cy.zoom();
+  if (zoom > 1.1) {
+    cy.zoom(1.1);
+    cy.center();
+  } else if (zoom < READABLE) {
+    const box = cy.nodes("[base]").boundingBox();
+    const level = 0.7;
+    cy.zoom(level);
+    cy.pan({ x: cy.width() / 2 - ((box.x1 + box.x2) / 2) * level, y: 40 - box.y1 * level });
+  }
 }

@@ -6,7 +6,8 @@
 //   missing_dependency       the dangling edge and its ghost node, and the step
 //   duplicate_id, unknown_tool, unauthorized_tool, invalid_args, invalid_check
 //                            a badge on the step naming the problem
-//   nonterminal_deliverable  the deliverable ("bad-deliverable") and its outgoing edges
+//   nonterminal_deliverable  the deliverable ("bad-deliverable") and its outgoing edges;
+//                            the steps that depend on it are only named
 //   missing_deliverable      the ghost deliverable, or the terminal steps to choose from
 //   unreachable_deliverable  the steps that lead nowhere ("unreachable")
 //   approval_required        an "approval" badge
@@ -32,6 +33,7 @@ const CODE_CLASSES = {
 };
 
 const RANK = { error: 0, warning: 1, info: 2 };
+const FIRST_NODE_ONLY = new Set(["nonterminal_deliverable"]);
 
 // nodeIds, edgeIds: Sets of the element ids in the graph.
 // Returns {nodes: Map(id -> {classes:Set, badges:[{text, severity}]}), edges: Map(id ->
@@ -52,12 +54,15 @@ export function paint(diagnostics, nodeIds, edgeIds) {
     const severity = diagnostic.severity in RANK ? diagnostic.severity : "error";
     const extra = CODE_CLASSES[diagnostic.code];
     const ids = [];
-    for (const stepId of diagnostic.nodes || []) {
+    for (const [position, stepId] of (diagnostic.nodes || []).entries()) {
       const id = elementForStep(stepId, nodeIds);
       if (id === null) continue;
       ids.push(id);
       const entry = nodeEntry(id);
       entry.classes.add(`d-${diagnostic.code}`);
+      // The steps that depend on a nonterminal deliverable are named, not at fault: the
+      // deliverable and the edges to them carry the colour.
+      if (position > 0 && FIRST_NODE_ONLY.has(diagnostic.code)) continue;
       if (extra) entry.classes.add(extra);
       if (entry.worst === null || RANK[severity] < RANK[entry.worst]) entry.worst = severity;
       const badge = BADGES[diagnostic.code];

@@ -31,7 +31,8 @@ function changeItem(kind, title, ids, detail) {
 async function show() {
   const diff = await api.get(`plans/${data.plan.id}/diff`, { query: { from: data.from.number, to: data.to.number } });
   const elements = diffElements(data.from.document, data.to.document, diff);
-  cy.add([...elements.nodes, ...elements.edges]);
+  // `base` marks the plan's own elements (see graph/render.js).
+  cy.add([...elements.nodes, ...elements.edges].map((e) => ({ ...e, data: { ...e.data, base: e.classes } })));
   await layout();
   const items = [];
   for (const id of diff.added_steps) items.push(changeItem("added", `+ ${id}`, [id], " added"));

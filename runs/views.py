@@ -1,0 +1,235 @@
+"""The run pages: the run list with its start form, the start page the plan pages link
+to, and the live run page.
+
+Pages read the models for what they list and for the data the page's script starts from
+(handed over with ``json_script``, never inlined as code); every change goes through the
+API (``runs.api``) from the browser, so the pages hold no write logic. The live page's
+data is a snapshot whose ``last_seq`` matches its steps exactly, so the websocket can go
+on from there without missing or repeating an event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from accounts.permissions import ensure_permission
+from forge.runtime.status import FINAL_RUN_STATUSES
+from plans.models import PlanVersion, VersionStatus
+from runs.api import detail
+from runs.models import Run, StepRun
+
+PAGE_SIZE = 25
+MAX_ID = 2**63 - 1
+# How many approved versions the start form offers, newest first.
+STARTABLE_LIMIT = 200
+# A snapshot is retried when events commit while it is read (see _snapshot).
+SNAPSHOT_ATTEMPTS = 5
+RUN_STATUS_LABELS = {
+    "queued": "Queued",
+    "running": "Running",
+    "awaiting_approval": "Awaiting approval",
+    "needs_replan": "Needs replan",
+    "succeeded": "Succeeded",
+    "failed": "Failed",
+    "budget_exhausted": "Budget exhausted",
+    "cancelled": "Cancelled",
+}
+
+
+@require_GET
+def run_list(request: HttpRequest) -> HttpResponse:
+    ensure_permission(request.user, "run.view")
+    status = request.GET.get("status", "")
+    runs = Run.objects.select_related("plan", "version", "started_by").defer(
+        "version__document", "version__diagnostics", "version__performed_side_effects"
+    )
+    if status in RUN_STATUS_LABELS:
+        runs = runs.filter(status=status)
+    else:
+        status = ""
+    page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
+    now = timezone.now()
+    rows = [
+        {
+            "run": run,
+            "label": RUN_STATUS_LABELS.get(run.status, run.status),
+            "duration": _duration(run.created_at, run.finished_at or now),
+            "live": run.status not in FINAL_RUN_STATUSES,
+        }
+        for run in page
+    ]
+    can_start = request.user.can("run.start")  # type: ignore[union-attr]
+    context = {
+        "page": page,
+        "rows": rows,
+        "status": status,
+        "statuses": list(RUN_STATUS_LABELS.items()),
+        "can_start": can_start,
+        "startable": _startable() if can_start else [],
+        "start_data": _start_data(),
+    }
+    return render(request, "runs/list.html", context)
+
+
+@require_GET
+def new_run(request: HttpRequest) -> HttpResponse:
+    """Start a run: the plan and version the plan pages' Run button names, preselected."""
+    ensure_permission(request.user, "run.start")
+    chosen: PlanVersion | None = None
+    plan_id, number = request.GET.get("plan", ""), request.GET.get("version", "")
+    if plan_id.isdigit() and number.isdigit() and len(plan_id) < 19 and len(number) < 10:
+        chosen = (
+            PlanVersion.objects.select_related("plan", "author")
+            .defer("document", "diagnostics", "performed_side_effects")
+            .filter(plan_id=int(plan_id), number=int(number))
+            .first()
+        )
+    startable = _startable()
+    problem = ""
+    if chosen is not None and not _is_startable(chosen):
+        problem = f"{chosen.plan.name} v{chosen.number} cannot run: " + (
+            "it has compile errors." if chosen.has_errors else "it is not approved."
+        )
+    context = {
+        "chosen": chosen if chosen is not None and not problem else None,
+        "problem": problem,
+        "startable": startable,
+        "start_data": _start_data(),
+    }
+    return render(request, "runs/new.html", context)
+
+
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    ensure_permission(request.user, "run.view")
+    if run_id > MAX_ID:
+        raise Http404("no such run")
+    run, data = _snapshot(run_id)
+    user = request.user
+    version = run.version
+    page_data = {
+        "run": data,
+        "document": version.document,
+        "version": {
+            "number": version.number,
+            "author": version.author.get_username(),
+            "status": version.status,
+        },
+        "user": {
+            "username": user.get_username(),
+            "is_version_author": version.author_id == user.pk,
+            "can_approve": user.can("step.approve"),  # type: ignore[union-attr]
+            "can_cancel": user.can("run.cancel"),  # type: ignore[union-attr]
+            "can_resume": user.can("run.resume"),  # type: ignore[union-attr]
+            "can_reconcile": user.can("run.reconcile"),  # type: ignore[union-attr]
+            "can_edit": user.can("plan.edit"),  # type: ignore[union-attr]
+        },
+        "api": reverse("api:api-root"),
+        "socket": f"/ws/runs/{run.pk}/",
+        "server_time": timezone.now(),
+        "urls": {
+            "edit": reverse("plans:edit", kwargs={"plan_id": run.plan_id}),
+            "version": reverse(
+                "plans:version", kwargs={"plan_id": run.plan_id, "number": 0}
+            ).replace("/0/", "/{n}/"),
+            "runs": reverse("runs:list"),
+        },
+        "labels": {"run": RUN_STATUS_LABELS},
+    }
+    context = {
+        "run": run,
+        "version": version,
+        "status_label": RUN_STATUS_LABELS.get(run.status, run.status),
+        "page_data": page_data,
+    }
+    return render(request, "runs/detail.html", context)
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _snapshot(run_id: int) -> tuple[Run, dict[str, Any]]:
+    """The run's detail with a ``last_seq`` that matches its steps exactly.
+
+    The run row and its steps are read by separate queries, and a worker may commit
+    between them. Every transaction that changes a step also moves ``Run.last_seq``, so
+    when ``last_seq`` is the same before and after the steps were read, nothing
+    committed in between (a seqlock). The page then applies exactly the events after
+    that seq: none missed, none applied twice.
+    """
+    runs = Run.objects.select_related("plan", "version", "version__author", "started_by")
+    for _ in range(SNAPSHOT_ATTEMPTS):
+        run = get_object_or_404(runs, pk=run_id)
+        data = _with_reservations(run, detail(run))
+        if Run.objects.filter(pk=run_id, last_seq=run.last_seq).exists():
+            return run, data
+    return run, data  # still changing after several tries: the client's dedupe copes
+
+
+def _with_reservations(run: Run, data: dict[str, Any]) -> dict[str, Any]:
+    # A running step's reservation is settled by the event that ends it; the page needs
+    # it to keep the budget gauges exact (the API's run detail does not carry it).
+    reserved = {
+        row["step_id"]: row
+        for row in StepRun.objects.filter(
+            run=run, plan_version=run.version.number, status="running"
+        ).values("step_id", "reserved_tokens", "reserved_cost")
+    }
+    for step in data["steps"]:
+        row = reserved.get(step["step_id"])
+        step["reserved_tokens"] = row["reserved_tokens"] if row else 0
+        step["reserved_cost"] = row["reserved_cost"] if row else 0.0
+    return data
+
+
+def _startable_versions() -> QuerySet[PlanVersion]:
+    return (
+        PlanVersion.objects.filter(status=VersionStatus.APPROVED, has_errors=False)
+        .select_related("plan")
+        .defer("document", "diagnostics", "performed_side_effects")
+        .order_by("plan__name", "plan_id", "-number")
+    )
+
+
+def _startable() -> list[dict[str, Any]]:
+    return [
+        {"plan": version.plan_id, "number": version.number, "label": _label(version)}
+        for version in _startable_versions()[:STARTABLE_LIMIT]
+    ]
+
+
+def _is_startable(version: PlanVersion) -> bool:
+    return version.status == VersionStatus.APPROVED and not version.has_errors
+
+
+def _label(version: PlanVersion) -> str:
+    return f"{version.plan.name} · v{version.number}"
+
+
+def _start_data() -> dict[str, str]:
+    return {
+        "api": reverse("api:api-root"),
+        "run": reverse("runs:detail", kwargs={"run_id": 0}).replace("/0/", "/{id}/"),
+    }
+
+
+def _duration(start: Any, end: Any) -> str:
+    exact = max(0.0, (end - start).total_seconds())
+    if exact < 10:
+        return f"{exact:.1f} s"
+    seconds = int(exact)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

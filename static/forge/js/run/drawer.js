@@ -1,0 +1,322 @@
+// The step drawer: everything about one step of the run. Its arguments (from the plan
+// version's document), output, contract verdict, error, attempts with their logs and
+// artifacts (GET /runs/{id}/records), timing, tokens and cost; and what a person can do
+// to it: approve or reject it while it waits, reconcile it after an interruption.
+//
+// Every value is shown with textContent (JSON pretty-printed into <pre>), so a step's
+// output is words on the page, never markup. The drawer redraws only when its step
+// changed, and keeps a comment being typed unless the step itself moved on.
+import { h, replaceChildren } from "../common/dom.js";
+import { findStep } from "../model/document.js";
+import { describe } from "./replan.js";
+import { STEP_LABELS } from "./state.js";
+import { formatDuration } from "./timeline.js";
+
+const PREVIEW_LIMIT = 64 * 1024;
+
+export class StepDrawer {
+  constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep }) {
+    this.aside = aside;
+    this.api = api;
+    this.runId = runId;
+    this.user = user;
+    this.title = aside.querySelector("#drawer-title");
+    this.badge = aside.querySelector("#drawer-status");
+    this.body = aside.querySelector("#drawer-body");
+    this.actions = { onApprove, onReject, onReconcile };
+    this.stepId = null;
+    this.shown = null;
+    this.records = null;
+    this.recordsKey = null;
+    aside.querySelector("[data-close]").addEventListener("click", () => {
+      this.close();
+      onClose();
+    });
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !aside.hidden) {
+        this.close();
+        onClose();
+      }
+    });
+    aside.addEventListener("click", (event) => {
+      const opener = event.target.closest("[data-open-step]");
+      if (opener) onOpenStep(opener.dataset.openStep, "");
+    });
+  }
+
+  get openStep() {
+    return this.aside.hidden ? null : this.stepId;
+  }
+
+  open(stepId, state, doc, focus = "") {
+    if (this.stepId !== stepId) {
+      this.records = null;
+      this.recordsKey = null;
+    }
+    this.stepId = stepId;
+    this.shown = null;
+    this.aside.hidden = false;
+    this.update(state, doc);
+    const target = focus && this.body.querySelector(`[data-focus=${focus}] textarea, [data-focus=${focus}] input`);
+    if (target) target.focus();
+    else this.aside.querySelector("[data-close]").focus();
+  }
+
+  close() {
+    this.aside.hidden = true;
+    this.stepId = null;
+    this.shown = null;
+  }
+
+  // Redraws when the step (an immutable object of the state) or the document changed.
+  update(state, doc) {
+    if (this.aside.hidden || this.stepId === null) return;
+    const step = state.steps[this.stepId];
+    const key = [step, doc, state.status];
+    if (this.shown && this.shown.every((item, index) => item === key[index])) return;
+    this.shown = key;
+    this.state = state;
+    this.doc = doc;
+    this.render(step, findStep(doc, this.stepId), state);
+    const recordsKey = step ? `${step.status}:${step.attempt}` : "none";
+    if (this.recordsKey !== recordsKey) {
+      this.recordsKey = recordsKey;
+      this.loadRecords();
+    }
+  }
+
+  render(step, planStep, state) {
+    const status = step ? step.status : "pending";
+    this.title.textContent = this.stepId;
+    this.badge.dataset.status = status;
+    this.badge.textContent = STEP_LABELS[status] || status;
+    const sections = [];
+    if (planStep && planStep.description) sections.push(h("p", { class: "step-description", text: planStep.description }));
+    if (!step) {
+      sections.push(h("p", { class: "muted", text: "This step is not part of the run's current version." }));
+    } else {
+      sections.push(this.meta(step, planStep));
+      if (status === "awaiting_approval") sections.push(this.approval(step));
+      if (status === "needs_reconciliation") sections.push(this.reconcile(step));
+      if (step.error) sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
+      if (step.verdict || (planStep && planStep.done_when)) sections.push(verdictSection(step.verdict, planStep && planStep.done_when));
+    }
+    sections.push(section("Arguments", planStep && planStep.args !== undefined ? json(planStep.args, "args") : h("p", { class: "muted", text: planStep && !planStep.tool ? "An agent step: the model chooses its tool calls." : "No arguments." })));
+    if (step) {
+      sections.push(section("Output", step.output === null || step.output === undefined ? h("p", { class: "muted", text: status === "running" ? "Running…" : "No output yet." }) : json(step.output, "output")));
+    }
+    const deps = (planStep && planStep.depends_on) || [];
+    if (deps.length) {
+      sections.push(section("Depends on", h("ul", { class: "chips-inline" }, deps.map((id) => h("li", {}, h("button", { type: "button", class: "step-chip", dataset: { openStep: id }, text: id }))))));
+    }
+    this.recordsSection = section("Attempts, logs and artifacts", h("p", { class: "muted", text: "Loading…" }));
+    sections.push(this.recordsSection);
+    replaceChildren(this.body, sections);
+    this.renderRecords();
+  }
+
+  meta(step, planStep) {
+    const rows = [
+      ["Tool", step.tool || (planStep && planStep.tool) || (planStep && planStep.tools_allowed ? `agent: ${planStep.tools_allowed.join(", ")}` : "—")],
+      ["Attempt", String(step.attempt)],
+      ["Started", time(step.startedAt)],
+      ["Finished", time(step.finishedAt)],
+      ["Duration", step.startedAt && step.finishedAt ? formatDuration(Date.parse(step.finishedAt) - Date.parse(step.startedAt)) : "—"],
+      ["Tool time", step.latencyMs === null || step.latencyMs === undefined ? "—" : formatDuration(step.latencyMs)],
+      ["Tokens", Number(step.tokens || 0).toLocaleString("en")],
+      ["Cost", `$${Number(step.cost || 0).toFixed(4)}`],
+    ];
+    if (step.approvedBy) rows.push(["Approved by", step.approvedBy]);
+    if (step.argsHash) rows.push(["Arguments hash", `${step.argsHash.slice(0, 16)}…`]);
+    return h("dl", { class: "meta drawer-meta" }, rows.map(([term, value]) => [h("dt", { text: term }), h("dd", { text: value })]));
+  }
+
+  approval(step) {
+    const box = h("section", { class: "drawer-action waiting", dataset: { focus: "approval" } }, h("h3", { text: "Waiting for approval" }));
+    box.append(h("p", { class: "small", text: step.error || "The plan requires a person's approval before this step runs." }));
+    if (!this.user.can_approve) {
+      box.append(h("p", { class: "muted small", text: "An approver who did not write this version must approve it." }));
+      return box;
+    }
+    if (this.user.is_version_author) {
+      box.append(h("p", { class: "muted small", text: "You wrote this version: the server will refuse your decision." }));
+    }
+    const comment = h("textarea", { id: "approval-comment", name: "comment", rows: 3, maxlength: 10000, placeholder: "What you checked" });
+    const error = h("p", { class: "error", role: "alert", hidden: true });
+    const approve = h("button", { type: "submit", value: "approve", id: "approve-step", text: "Approve" });
+    const reject = h("button", { type: "submit", value: "reject", id: "reject-step", class: "danger", text: "Reject" });
+    const form = h("form", { class: "approval-form" }, h("label", { for: "approval-comment", text: "Comment" }), comment, error, h("div", { class: "buttons" }, approve, reject));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const decision = event.submitter ? event.submitter.value : "approve";
+      await this.act(form, error, () => (decision === "approve" ? this.actions.onApprove : this.actions.onReject)(this.stepId, comment.value));
+    });
+    box.append(form);
+    return box;
+  }
+
+  reconcile(step) {
+    const box = h("section", { class: "drawer-action reconcile", dataset: { focus: "reconcile" } }, h("h3", { text: "Needs reconciliation" }));
+    box.append(h("p", { class: "small", text: step.error || "The worker stopped while this step may have had an effect. Say what really happened: nothing downstream runs until then." }));
+    if (!this.user.can_reconcile) {
+      box.append(h("p", { class: "muted small", text: "An operator must reconcile it." }));
+      return box;
+    }
+    const succeeded = h("input", { type: "radio", name: "outcome", value: "succeeded", checked: true });
+    const failed = h("input", { type: "radio", name: "outcome", value: "failed" });
+    const output = h("textarea", { id: "reconcile-output", name: "output", rows: 4, class: "mono", placeholder: '{"committed": true}' });
+    const error = h("p", { class: "error", role: "alert", hidden: true });
+    const form = h(
+      "form",
+      { class: "reconcile-form" },
+      h("fieldset", { class: "outcome" }, h("legend", { text: "What happened" }), h("label", { class: "check" }, succeeded, "It succeeded"), h("label", { class: "check" }, failed, "It failed")),
+      h("label", { for: "reconcile-output", text: "Output (JSON, when it succeeded)" }),
+      output,
+      error,
+      h("div", { class: "buttons" }, h("button", { type: "submit", text: "Reconcile" })),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const outcome = succeeded.checked ? "succeeded" : "failed";
+      let value = null;
+      if (outcome === "succeeded" && output.value.trim()) {
+        try {
+          value = JSON.parse(output.value);
+        } catch (problem) {
+          error.textContent = `The output is not JSON: ${problem.message}`;
+          error.hidden = false;
+          return;
+        }
+      }
+      await this.act(form, error, () => this.actions.onReconcile(this.stepId, outcome, value));
+    });
+    box.append(form);
+    return box;
+  }
+
+  async act(form, error, call) {
+    const buttons = [...form.querySelectorAll("button")];
+    buttons.forEach((button) => (button.disabled = true));
+    error.hidden = true;
+    try {
+      await call();
+    } catch (problem) {
+      error.textContent = describe(problem);
+      error.hidden = false;
+    } finally {
+      buttons.forEach((button) => (button.disabled = false));
+    }
+  }
+
+  async loadRecords() {
+    const stepId = this.stepId;
+    try {
+      const records = await this.api.get(`runs/${this.runId}/records`);
+      if (this.stepId !== stepId) return;
+      this.records = records.filter((record) => record.step_id === stepId);
+    } catch (problem) {
+      if (this.stepId !== stepId) return;
+      this.records = { error: describe(problem) };
+    }
+    this.renderRecords();
+  }
+
+  renderRecords() {
+    const target = this.recordsSection && this.recordsSection.querySelector(".section-body");
+    if (!target || this.records === null) return;
+    if (this.records.error) {
+      replaceChildren(target, h("p", { class: "error", text: this.records.error }));
+      return;
+    }
+    if (!this.records.length) {
+      replaceChildren(target, h("p", { class: "muted", text: "No attempt recorded yet." }));
+      return;
+    }
+    replaceChildren(target, h("ol", { class: "records" }, this.records.map((record) => this.record(record))));
+  }
+
+  record(record) {
+    const facts = [
+      `attempt ${record.attempt}`,
+      record.status,
+      formatDuration(record.latency_ms),
+      record.exit_code === null || record.exit_code === undefined ? null : `exit ${record.exit_code}`,
+      record.isolation && record.isolation !== "none" ? record.isolation : null,
+    ].filter(Boolean);
+    const item = h("li", { class: `record ${record.status}`, dataset: { record: record.id } }, h("div", { class: "record-head", text: facts.join(" · ") }));
+    if (record.error) item.append(h("pre", { class: "json error-text", text: record.error_code ? `${record.error_code}: ${record.error}` : record.error }));
+    for (const note of record.notes || []) item.append(h("p", { class: "muted small", text: note }));
+    if (record.artifacts && record.artifacts.length) {
+      item.append(h("ul", { class: "artifacts" }, record.artifacts.map((artifact) => this.artifact(artifact))));
+    }
+    return item;
+  }
+
+  artifact(artifact) {
+    const url = this.api.url(`runs/${this.runId}/artifacts/${artifact.id}`);
+    const link = h("a", { href: url, download: artifact.name, class: "artifact-link", text: artifact.name });
+    const facts = h("span", { class: "muted small", text: ` ${artifact.media_type} · ${size(artifact.size)}${artifact.truncated ? " · truncated" : ""}` });
+    const item = h("li", { class: "artifact", dataset: { artifact: String(artifact.id) } }, link, facts);
+    if (artifact.size > 0 && artifact.size <= PREVIEW_LIMIT && /^(text\/|application\/(json|x-ndjson|yaml))/.test(artifact.media_type)) {
+      const pre = h("pre", { class: "json log", text: "Loading…" });
+      const details = h("details", { class: "preview" }, h("summary", { text: "Show" }), pre);
+      details.addEventListener(
+        "toggle",
+        async () => {
+          if (!details.open || pre.dataset.loaded) return;
+          try {
+            const response = await this.api.request("GET", `runs/${this.runId}/artifacts/${artifact.id}`, { raw: true });
+            pre.textContent = await response.text();
+            pre.dataset.loaded = "1";
+          } catch (problem) {
+            pre.textContent = describe(problem);
+          }
+        },
+      );
+      item.append(details);
+    } else if (artifact.size === 0) {
+      facts.textContent += " · empty";
+    }
+    return item;
+  }
+}
+
+function section(title, ...content) {
+  return h("section", { class: "drawer-section" }, h("h3", { text: title }), h("div", { class: "section-body" }, ...content));
+}
+
+function json(value, field) {
+  return h("pre", { class: "json", dataset: { field }, text: JSON.stringify(value, null, 2) });
+}
+
+function verdictSection(verdict, doneWhen) {
+  const parts = [];
+  if (verdict) {
+    parts.push(h("p", { class: verdict.valid ? "verdict ok" : "verdict bad", dataset: { valid: String(!!verdict.valid) }, text: verdict.valid ? "✓ The output meets the step's contract." : "✗ The output breaks the step's contract." }));
+    if (Array.isArray(verdict.errors) && verdict.errors.length) {
+      parts.push(h("ul", { class: "verdict-errors" }, verdict.errors.map((error) => h("li", { text: String(error) }))));
+    }
+  } else {
+    parts.push(h("p", { class: "muted", text: "Checked when the step finishes." }));
+  }
+  if (doneWhen) {
+    if (doneWhen.description) parts.push(h("p", { class: "small", text: doneWhen.description }));
+    const rows = [];
+    if (Array.isArray(doneWhen.required_keys) && doneWhen.required_keys.length) rows.push(["Required keys", doneWhen.required_keys.join(", ")]);
+    for (const check of doneWhen.checks || []) rows.push(["Check", check]);
+    if (rows.length) parts.push(h("dl", { class: "meta" }, rows.map(([term, value]) => [h("dt", { text: term }), h("dd", {}, h("code", { text: value }))])));
+  }
+  return section("Contract", ...parts);
+}
+
+function time(value) {
+  if (!value) return "—";
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString("en-GB", { hour12: false });
+}
+
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

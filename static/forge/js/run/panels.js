@@ -1,0 +1,202 @@
+// The parts of the run page around the graph: the header (status, version, live state,
+// duration, cancel), the banner that says what the run waits for, the budget gauges,
+// the step counts, and the list of steps that need a person. Built with dom.js's h():
+// every text goes in as text.
+import { h, replaceChildren } from "../common/dom.js";
+import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus } from "./state.js";
+import { formatDuration } from "./timeline.js";
+
+const LIVE_LABELS = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+  refused: "Not allowed to follow this run",
+  stopped: "Finished: up to date",
+};
+
+export class Panels {
+  constructor({ root, user, urls, onOpenStep, onCancel }) {
+    this.root = root;
+    this.user = user;
+    this.urls = urls;
+    this.badge = document.getElementById("run-status");
+    this.versionLink = document.getElementById("version-link");
+    this.live = document.getElementById("live-state");
+    this.duration = document.getElementById("run-duration");
+    this.banner = document.getElementById("attention");
+    this.budget = document.getElementById("budget");
+    this.counts = document.getElementById("step-counts");
+    this.people = document.getElementById("people-panel");
+    this.peopleList = document.getElementById("people-list");
+    this.cancel = document.getElementById("cancel-button");
+    this.cancelError = document.getElementById("cancel-error");
+    this.onOpenStep = onOpenStep;
+    this.confirming = null;
+    this.root.addEventListener("click", (event) => {
+      const opener = event.target.closest("[data-open-step]");
+      if (opener) onOpenStep(opener.dataset.openStep, opener.dataset.focus || "");
+    });
+    if (this.cancel) {
+      this.cancel.addEventListener("click", async () => {
+        // Two clicks: the first asks, the second cancels (no blocking confirm()).
+        if (!this.confirming) {
+          this.cancel.textContent = "Really cancel?";
+          this.cancel.classList.add("confirming");
+          this.confirming = setTimeout(() => this.resetCancel(), 4000);
+          return;
+        }
+        this.resetCancel();
+        this.cancel.disabled = true;
+        this.cancelError.hidden = true;
+        try {
+          await onCancel();
+        } catch (problem) {
+          this.cancelError.textContent = problem.message;
+          this.cancelError.hidden = false;
+        } finally {
+          this.cancel.disabled = false;
+        }
+      });
+    }
+  }
+
+  resetCancel() {
+    clearTimeout(this.confirming);
+    this.confirming = null;
+    this.cancel.textContent = "Cancel run";
+    this.cancel.classList.remove("confirming");
+  }
+
+  setLive(status) {
+    this.live.dataset.state = status;
+    this.live.textContent = LIVE_LABELS[status] || status;
+  }
+
+  tick(state, now) {
+    const start = Date.parse(state.createdAt);
+    const end = state.finishedAt ? Date.parse(state.finishedAt) : now;
+    this.duration.textContent = formatDuration(end - start);
+  }
+
+  render(state, now) {
+    this.root.dataset.status = state.status;
+    this.badge.dataset.status = state.status;
+    this.badge.textContent = RUN_LABELS[state.status] || state.status;
+    this.versionLink.textContent = `v${state.version}`;
+    this.versionLink.href = this.urls.version.replace("{n}", String(state.version));
+    if (this.cancel) this.cancel.hidden = !this.user.can_cancel || isFinal(state);
+    this.tick(state, now);
+    this.renderBanner(state);
+    this.renderBudget(state);
+    this.renderCounts(state);
+    this.renderPeople(state);
+  }
+
+  renderBanner(state) {
+    const { banner } = this;
+    const parts = bannerFor(state);
+    banner.hidden = !parts;
+    if (!parts) return;
+    banner.dataset.kind = parts.kind;
+    replaceChildren(banner, h("strong", { text: parts.title }), parts.body ? h("span", { text: ` ${parts.body}` }) : null);
+  }
+
+  renderBudget(state) {
+    const rows = gauges(state).map((gauge) => {
+      const used = format(gauge.key, gauge.used);
+      const text = gauge.max === null || gauge.max === undefined ? `${used} · no limit` : `${used} of ${format(gauge.key, gauge.max)}`;
+      const item = h("div", { class: "gauge", dataset: { gauge: gauge.key } }, h("div", { class: "gauge-head" }, h("span", { text: gauge.label }), h("span", { class: "gauge-value", text })));
+      if (gauge.ratio !== null) {
+        const meter = h("meter", { min: 0, max: 1, low: 0.7, high: 0.9, optimum: 0, value: gauge.ratio.toFixed(4), "aria-label": `${gauge.label}: ${text}` });
+        item.append(meter);
+      } else {
+        item.append(h("div", { class: "gauge-none" }));
+      }
+      return item;
+    });
+    replaceChildren(this.budget, rows);
+  }
+
+  renderCounts(state) {
+    const items = statusCounts(state).map(([status, count]) =>
+      h("li", { class: "chip-status", dataset: { status } }, h("span", { class: "dot" }), `${count} ${STEP_LABELS[status].toLowerCase()}`),
+    );
+    replaceChildren(this.counts, items);
+  }
+
+  // Steps that wait for a person: approvals and reconciliations.
+  renderPeople(state) {
+    const waiting = stepsWithStatus(state, "awaiting_approval");
+    const interrupted = stepsWithStatus(state, "needs_reconciliation");
+    this.people.hidden = !waiting.length && !interrupted.length;
+    const items = [];
+    for (const id of waiting) {
+      const step = state.steps[id];
+      items.push(
+        h(
+          "li",
+          { class: "person-item", dataset: { step: id, kind: "approval" } },
+          h("div", {}, h("strong", { text: id }), " ", h("span", { class: "status-pill", dataset: { status: step.status }, text: STEP_LABELS[step.status] })),
+          step.error ? h("div", { class: "muted small", text: step.error }) : null,
+          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "approval" }, text: this.user.can_approve ? "Review…" : "Details" }),
+        ),
+      );
+    }
+    for (const id of interrupted) {
+      items.push(
+        h(
+          "li",
+          { class: "person-item", dataset: { step: id, kind: "reconcile" } },
+          h("div", {}, h("strong", { text: id }), " ", h("span", { class: "status-pill", dataset: { status: "needs_reconciliation" }, text: STEP_LABELS.needs_reconciliation })),
+          h("div", { class: "muted small", text: "Interrupted while it may have had an effect: say what happened." }),
+          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "reconcile" }, text: this.user.can_reconcile ? "Reconcile…" : "Details" }),
+        ),
+      );
+    }
+    replaceChildren(this.peopleList, items);
+  }
+}
+
+function bannerFor(state) {
+  const waiting = stepsWithStatus(state, "awaiting_approval");
+  const interrupted = stepsWithStatus(state, "needs_reconciliation");
+  switch (state.status) {
+    case "awaiting_approval":
+      return { kind: "waiting", title: "Waiting for approval:", body: `${waiting.join(", ") || "a step"} must be approved by an approver who did not write this version.` };
+    case "needs_replan":
+      return {
+        kind: "replan",
+        title: `Needs a replan: step ${state.failedStep || "?"} ${state.steps[state.failedStep] ? STEP_LABELS[state.steps[state.failedStep].status].toLowerCase() : "failed"}.`,
+        body: "Save a fixed version of the plan, then resume the run on it. Steps that succeeded keep their results.",
+      };
+    case "succeeded": {
+      const resumed = state.lastResume ? ` Resumed on v${state.lastResume.version}; ${state.lastResume.preserved.length} step(s) kept their results.` : "";
+      return { kind: "ok", title: "Succeeded.", body: `All ${state.order.length} steps are done.${resumed}` };
+    }
+    case "failed":
+    case "budget_exhausted":
+    case "cancelled":
+      return { kind: state.status === "cancelled" ? "muted" : "error", title: `${RUN_LABELS[state.status]}.`, body: state.blockedReason };
+    default:
+      if (interrupted.length) {
+        return { kind: "reconcile", title: "Needs a person:", body: `${interrupted.join(", ")} was interrupted and must be reconciled before anything downstream runs.` };
+      }
+      if (state.lastResume) {
+        const kept = state.lastResume.preserved;
+        return {
+          kind: "info",
+          title: `Resumed on v${state.lastResume.version}.`,
+          body: kept.length ? `Kept the results of ${kept.join(", ")}; the rest starts over.` : "Every step starts over.",
+        };
+      }
+      return null;
+  }
+}
+
+function format(key, value) {
+  if (key === "cost") {
+    const amount = Number(value || 0);
+    return amount === 0 ? "$0" : `$${amount.toFixed(amount >= 1 ? 2 : 4)}`;
+  }
+  return Number(value || 0).toLocaleString("en");
+}

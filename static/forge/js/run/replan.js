@@ -1,0 +1,163 @@
+// The replan panel, shown while the run needs a replan: what failed and why, which steps
+// start over and which keep their results (also highlighted on the graph), a link to the
+// editor to save a fixed version, and "Resume with version N" over the plan's versions
+// newer than the run's (GET /plans/{id}/versions), which POSTs /runs/{id}/resume. The
+// server decides: a version with errors, or one that drops a constraint without being
+// approved (409 drift_needs_approval), is refused, and the refusal is shown as it came.
+import { h, replaceChildren } from "../common/dom.js";
+import { STEP_LABELS } from "./state.js";
+
+const VERSION_LABELS = {
+  draft: "draft",
+  awaiting_approval: "awaiting approval",
+  approved: "approved",
+  rejected: "rejected",
+  has_errors: "has errors",
+};
+
+export class ReplanPanel {
+  constructor(section, { api, user, urls, onResume, onOpenStep }) {
+    this.section = section;
+    this.api = api;
+    this.user = user;
+    this.urls = urls;
+    this.onResume = onResume;
+    this.failure = section.querySelector("#replan-failure");
+    this.sets = section.querySelector("#replan-sets");
+    this.editLink = section.querySelector("#replan-edit");
+    this.form = section.querySelector("#resume-form");
+    this.select = section.querySelector("#resume-version");
+    this.refresh = section.querySelector("#resume-refresh");
+    this.hint = section.querySelector("#resume-hint");
+    this.error = section.querySelector("#resume-error");
+    this.replans = section.querySelector("#replan-count");
+    this.key = null;
+    this.versions = [];
+    this.loading = null;
+    section.addEventListener("click", (event) => {
+      const opener = event.target.closest("[data-open-step]");
+      if (opener) onOpenStep(opener.dataset.openStep, "");
+    });
+    if (this.form) {
+      this.refresh.addEventListener("click", () => this.loadVersions());
+      this.select.addEventListener("focus", () => this.loadVersions({ quiet: true }));
+      this.form.addEventListener("submit", (event) => this.submit(event));
+    }
+    window.addEventListener("focus", () => {
+      if (!this.section.hidden) this.loadVersions({ quiet: true });
+    });
+  }
+
+  render(state) {
+    const show = state.status === "needs_replan";
+    this.section.hidden = !show;
+    if (!show) {
+      this.key = null;
+      return;
+    }
+    const key = `${state.lastSeq}`;
+    if (this.key === key) return;
+    const first = this.key === null;
+    this.key = key;
+    this.state = state;
+    const failed = state.steps[state.failedStep];
+    const verdict = failed && failed.verdict;
+    const failure = [
+      h("p", {}, "Step ", h("button", { type: "button", class: "link step-link", dataset: { openStep: state.failedStep || "" }, text: state.failedStep || "?" }), ` ${failed ? STEP_LABELS[failed.status].toLowerCase() : "failed"}.`),
+    ];
+    const reason = state.failureError || (failed && failed.error);
+    if (reason) failure.push(h("p", { class: "failure-reason", text: reason }));
+    if (verdict && Array.isArray(verdict.checks) && verdict.checks.length) {
+      failure.push(h("p", { class: "muted small" }, "Contract: ", verdict.checks.map((check, index) => [index ? ", " : "", h("code", { text: check })])));
+    }
+    replaceChildren(this.failure, failure);
+    replaceChildren(
+      this.sets,
+      setList("Start over (reset)", state.reset, "reset"),
+      setList("Keep their results (preserved)", state.preserved, "preserved"),
+    );
+    this.replans.textContent = `Replans used: ${state.replans} of ${state.maxReplans}.`;
+    if (this.editLink) {
+      this.editLink.href = `${this.urls.edit}?version=${state.version}&from_run=${state.runId}`;
+    }
+    if (first && this.form) this.loadVersions({ quiet: true });
+    else if (this.form) this.fillVersions();
+  }
+
+  async loadVersions({ quiet = false } = {}) {
+    if (!this.form || this.loading) return this.loading;
+    if (!quiet) this.hint.textContent = "Loading versions…";
+    this.loading = this.api
+      .get(`plans/${this.state.planId}/versions`)
+      .then((page) => {
+        this.versions = page.items || [];
+        this.fillVersions();
+      })
+      .catch((problem) => {
+        this.hint.textContent = `Could not load the plan's versions: ${problem.message}`;
+      })
+      .finally(() => {
+        this.loading = null;
+      });
+    return this.loading;
+  }
+
+  fillVersions() {
+    const current = this.state.version;
+    const newer = this.versions.filter((version) => version.number > current).sort((a, b) => b.number - a.number);
+    const chosen = this.select.value;
+    const options = newer.map((version) => {
+      const label = [`v${version.number}`, VERSION_LABELS[version.status] || version.status, version.author, version.note ? truncate(version.note, 40) : ""].filter(Boolean).join(" · ");
+      return h("option", { value: String(version.number), disabled: version.has_errors || undefined, text: label });
+    });
+    if (!options.length) options.push(h("option", { value: "", text: `No version newer than v${current} yet` }));
+    replaceChildren(this.select, options);
+    const usable = newer.filter((version) => !version.has_errors);
+    if (chosen && usable.some((version) => String(version.number) === chosen)) this.select.value = chosen;
+    else if (usable.length) this.select.value = String(usable[0].number);
+    this.form.querySelector("button[type=submit]").disabled = !usable.length;
+    this.hint.textContent = usable.length
+      ? `A version that keeps every constraint of v${current} resumes as it is; one that drops a constraint must be approved first.`
+      : `Save a fixed version in the editor, then refresh this list.`;
+  }
+
+  async submit(event) {
+    event.preventDefault();
+    const number = Number(this.select.value);
+    if (!number) return;
+    const button = this.form.querySelector("button[type=submit]");
+    button.disabled = true;
+    this.error.hidden = true;
+    try {
+      await this.onResume(number);
+    } catch (problem) {
+      this.error.textContent = describe(problem);
+      this.error.hidden = false;
+    } finally {
+      button.disabled = false;
+    }
+  }
+}
+
+function setList(title, ids, kind) {
+  return h(
+    "div",
+    { class: `step-set ${kind}`, dataset: { set: kind } },
+    h("h3", { text: title }),
+    ids.length
+      ? h("ul", { class: "chips-inline" }, ids.map((id) => h("li", {}, h("button", { type: "button", class: `step-chip ${kind}`, dataset: { openStep: id }, text: id }))))
+      : h("p", { class: "muted small", text: "none" }),
+  );
+}
+
+export function describe(problem) {
+  if (!problem) return "Something went wrong.";
+  const code = problem.code && problem.code !== "error" ? ` (${problem.code})` : "";
+  if (problem.status === undefined) return "The server did not answer. Try again.";
+  return `${problem.message}${code}`;
+}
+
+function truncate(text, size) {
+  const flat = String(text).replace(/\s+/g, " ").trim();
+  return flat.length > size ? `${flat.slice(0, size - 1)}…` : flat;
+}

@@ -1,0 +1,332 @@
+// A run as the page knows it, and the one function that changes it: applyEvent. Pure: no
+// DOM, no Cytoscape, no network; every function returns a new state and never changes
+// its input.
+//
+// The page starts from the run's detail (fromDetail, whose lastSeq matches its steps)
+// and folds in the run's events (applyEvent) in seq order, as the core's
+// forge.runtime.state.apply_event does on the server; budget use follows the same rules
+// (reserved when a step starts, settled with the real use when it ends), so the gauges
+// match the server's numbers. An event at or below lastSeq is already in the state and
+// changes nothing, which makes replaying an overlap after a reconnect harmless.
+
+export const FINAL_RUN_STATUSES = new Set(["succeeded", "failed", "budget_exhausted", "cancelled"]);
+
+export const STEP_LABELS = {
+  pending: "Pending",
+  ready: "Ready",
+  awaiting_approval: "Awaiting approval",
+  running: "Running",
+  succeeded: "Succeeded",
+  failed: "Failed",
+  invalid: "Invalid",
+  reset: "Reset",
+  needs_reconciliation: "Needs reconciliation",
+  skipped: "Skipped",
+  cancelled: "Cancelled",
+};
+
+export const RUN_LABELS = {
+  queued: "Queued",
+  running: "Running",
+  awaiting_approval: "Awaiting approval",
+  needs_replan: "Needs replan",
+  succeeded: "Succeeded",
+  failed: "Failed",
+  budget_exhausted: "Budget exhausted",
+  cancelled: "Cancelled",
+};
+
+// Events that settle a step's budget use (forge.runtime.state._SETTLES_USAGE).
+const SETTLES = new Set([
+  "step_succeeded",
+  "step_failed",
+  "step_invalid",
+  "step_retried",
+  "step_reconciled",
+  "step_needs_reconciliation",
+]);
+// Events after which a step is no longer running: they close its timeline bar.
+const ENDS = new Set([
+  "step_succeeded",
+  "step_failed",
+  "step_invalid",
+  "step_needs_reconciliation",
+  "step_reconciled",
+  "step_retried",
+]);
+
+export function newStep(id, fields = {}) {
+  return {
+    id,
+    status: "pending",
+    attempt: 0,
+    tool: "",
+    argsHash: "",
+    dependsOn: [],
+    output: null,
+    error: "",
+    verdict: null,
+    tokens: 0,
+    cost: 0,
+    reservedTokens: 0,
+    reservedCost: 0,
+    approvedBy: "",
+    startedAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    ...fields,
+  };
+}
+
+// The page's state from the run detail of GET /api/v1/runs/{id} (plus the reservations
+// of running steps, which the run page adds).
+export function fromDetail(detail) {
+  const steps = {};
+  const order = [];
+  for (const step of detail.steps || []) {
+    order.push(step.step_id);
+    steps[step.step_id] = newStep(step.step_id, {
+      status: step.status,
+      attempt: step.attempt,
+      tool: step.tool || "",
+      argsHash: step.args_hash || "",
+      dependsOn: step.depends_on || [],
+      output: step.output ?? null,
+      error: step.error || "",
+      verdict: step.verdict ?? null,
+      tokens: step.tokens || 0,
+      cost: step.cost || 0,
+      reservedTokens: step.reserved_tokens || 0,
+      reservedCost: step.reserved_cost || 0,
+      approvedBy: step.approved_by || "",
+      startedAt: step.started_at || null,
+      finishedAt: step.finished_at || null,
+      latencyMs: step.latency_ms ?? null,
+    });
+  }
+  const budget = detail.budget || {};
+  return {
+    runId: detail.id,
+    planId: detail.plan_id,
+    planName: detail.plan_name,
+    version: detail.version,
+    status: detail.status,
+    startedBy: detail.started_by,
+    createdAt: detail.created_at,
+    finishedAt: detail.finished_at || null,
+    replans: detail.replans || 0,
+    maxReplans: detail.max_replans ?? 3,
+    lastSeq: detail.last_seq || 0,
+    blockedReason: detail.blocked_reason || "",
+    failedStep: detail.failed_step || null,
+    failureError: detail.failed_step ? (steps[detail.failed_step] || {}).error || "" : "",
+    reset: [...(detail.reset || [])],
+    preserved: [...(detail.preserved || [])],
+    lastResume: null,
+    budget: {
+      usedSteps: budget.used_steps || 0,
+      usedTokens: budget.used_tokens || 0,
+      usedCost: budget.used_cost || 0,
+      maxSteps: budget.max_steps ?? null,
+      maxTokens: budget.max_tokens ?? null,
+      maxCost: budget.max_cost ?? null,
+    },
+    order,
+    steps,
+  };
+}
+
+// The state after `event`. An event already folded in (seq <= lastSeq) is ignored.
+// The caller hands events over in seq order (see sequence.js): this function does not
+// reorder, it only refuses to apply anything twice.
+export function applyEvent(state, event) {
+  if (!event || typeof event.seq !== "number" || event.seq <= state.lastSeq) return state;
+  const next = { ...state, lastSeq: event.seq };
+  if (event.step_id != null && event.step_status != null) {
+    const known = state.steps[event.step_id];
+    const step = known || newStep(event.step_id);
+    next.steps = { ...state.steps, [event.step_id]: applyToStep(step, event) };
+    if (!known) next.order = [...state.order, event.step_id];
+    const tokens = event.tokens || 0;
+    const cost = event.cost || 0;
+    if (event.event_type === "step_started") {
+      next.budget = {
+        ...state.budget,
+        usedSteps: state.budget.usedSteps + 1,
+        usedTokens: state.budget.usedTokens + tokens,
+        usedCost: state.budget.usedCost + cost,
+      };
+    } else if (SETTLES.has(event.event_type)) {
+      next.budget = {
+        ...state.budget,
+        usedTokens: state.budget.usedTokens + tokens - step.reservedTokens,
+        usedCost: state.budget.usedCost + cost - step.reservedCost,
+      };
+    }
+    return next;
+  }
+  if (event.transition) {
+    next.status = event.transition[1];
+    next.blockedReason = event.blocked_reason || "";
+    Object.assign(next, applyToRun(state, event));
+    if (FINAL_RUN_STATUSES.has(next.status) && !state.finishedAt) next.finishedAt = event.created_at || null;
+  }
+  return next;
+}
+
+export function applyEvents(state, events) {
+  return events.reduce(applyEvent, state);
+}
+
+function applyToStep(step, event) {
+  const kind = event.event_type;
+  const status = event.step_status;
+  const at = event.created_at || null;
+  if (kind === "step_started") {
+    return {
+      ...step,
+      status,
+      attempt: step.attempt + 1,
+      error: "",
+      verdict: null,
+      reservedTokens: event.tokens || 0,
+      reservedCost: event.cost || 0,
+      startedAt: at,
+      finishedAt: null,
+      latencyMs: null,
+    };
+  }
+  let next = step;
+  if (SETTLES.has(kind)) {
+    next = {
+      ...next,
+      tokens: next.tokens + (event.tokens || 0),
+      cost: next.cost + (event.cost || 0),
+      reservedTokens: 0,
+      reservedCost: 0,
+    };
+  }
+  if (ENDS.has(kind) && step.status === "running") {
+    next = { ...next, finishedAt: at, latencyMs: event.latency_ms ?? next.latencyMs };
+  }
+  if (["step_succeeded", "step_reconciled", "step_failed", "step_invalid"].includes(kind)) {
+    return {
+      ...next,
+      status,
+      output: event.facts ?? null,
+      verdict: event.verdict ?? null,
+      error: event.blocked_reason || "",
+    };
+  }
+  if (kind === "step_approved") {
+    return { ...next, status, approvedBy: event.actor || "" };
+  }
+  return { ...next, status, error: event.blocked_reason || next.error };
+}
+
+function applyToRun(state, event) {
+  const facts = event.facts && typeof event.facts === "object" ? event.facts : {};
+  switch (event.event_type) {
+    case "run_started": {
+      const changes = { version: event.plan_version ?? state.version };
+      if (Array.isArray(facts.steps) && state.order.length === 0) {
+        changes.order = [...facts.steps];
+        changes.steps = Object.fromEntries(facts.steps.map((id) => [id, newStep(id)]));
+      }
+      return changes;
+    }
+    case "run_needs_replan":
+      return {
+        failedStep: facts.failed_step || null,
+        failureError: facts.error || "",
+        reset: [...(facts.reset || [])],
+        preserved: [...(facts.preserved || [])],
+      };
+    case "run_resumed": {
+      const preserved = new Set(facts.preserved || []);
+      const order = [...(facts.steps || [])];
+      const steps = {};
+      for (const id of order) {
+        steps[id] = preserved.has(id) && state.steps[id] ? state.steps[id] : newStep(id);
+      }
+      return {
+        version: event.plan_version ?? state.version,
+        replans: state.replans + 1,
+        order,
+        steps,
+        failedStep: null,
+        failureError: "",
+        reset: [],
+        preserved: [],
+        lastResume: {
+          fromVersion: facts.from_version ?? state.version,
+          version: event.plan_version ?? state.version,
+          preserved: [...(facts.preserved || [])],
+          reset: [...(facts.reset || [])],
+          added: [...(facts.added || [])],
+          removed: [...(facts.removed || [])],
+          actor: event.actor || "",
+        },
+      };
+    }
+    default:
+      return {};
+  }
+}
+
+// --- Questions the page asks of a state ------------------------------------------------
+
+export function isFinal(state) {
+  return FINAL_RUN_STATUSES.has(state.status);
+}
+
+export function stepsWithStatus(state, ...statuses) {
+  const wanted = new Set(statuses);
+  return state.order.filter((id) => state.steps[id] && wanted.has(state.steps[id].status));
+}
+
+// {status: count} over the run's steps, in the order statuses are listed in STEP_LABELS.
+export function statusCounts(state) {
+  const counts = {};
+  for (const id of state.order) {
+    const status = state.steps[id] ? state.steps[id].status : "pending";
+    counts[status] = (counts[status] || 0) + 1;
+  }
+  return Object.keys(STEP_LABELS)
+    .filter((status) => counts[status])
+    .map((status) => [status, counts[status]]);
+}
+
+// The budget as gauges: [{key, label, used, max, ratio}], ratio null without a limit.
+export function gauges(state) {
+  const { budget } = state;
+  return [
+    { key: "steps", label: "Steps", used: budget.usedSteps, max: budget.maxSteps },
+    { key: "tokens", label: "Tokens", used: budget.usedTokens, max: budget.maxTokens },
+    { key: "cost", label: "Cost", used: budget.usedCost, max: budget.maxCost },
+  ].map((gauge) => ({
+    ...gauge,
+    ratio: gauge.max === null || gauge.max === undefined ? null : gauge.max > 0 ? Math.min(1, gauge.used / gauge.max) : 1,
+  }));
+}
+
+// What the run-level comparison with a fresh fetch looks at (tests use it: the state a
+// page folded from events must equal what the server says now).
+export function summary(state) {
+  return {
+    status: state.status,
+    version: state.version,
+    lastSeq: state.lastSeq,
+    replans: state.replans,
+    failedStep: state.failedStep,
+    reset: [...state.reset],
+    preserved: [...state.preserved],
+    budget: { usedSteps: state.budget.usedSteps, usedTokens: state.budget.usedTokens, usedCost: state.budget.usedCost },
+    steps: Object.fromEntries(
+      state.order.map((id) => {
+        const step = state.steps[id];
+        return [id, { status: step.status, attempt: step.attempt, output: step.output, error: step.error, tokens: step.tokens, cost: step.cost, approvedBy: step.approvedBy }];
+      }),
+    ),
+  };
+}

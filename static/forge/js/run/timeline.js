@@ -1,0 +1,114 @@
+// The timeline: one row per step, a bar from its start to its end (or to now while it
+// runs), on a common time axis from the run's start. SVG built with createElementNS and
+// textContent: positions are attributes, never style attributes, so the strict CSP holds.
+import { STEP_LABELS } from "./state.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const ROW = 24;
+const LABEL = 170;
+const AXIS = 22;
+const PAD_RIGHT = 64;
+
+function el(tag, attributes = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function formatDuration(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(Math.floor(seconds % 60)).padStart(2, "0")} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+// Rows for the state: [{id, status, start, end, running}], times in ms since the run began.
+export function timelineRows(state, now) {
+  const origin = Date.parse(state.createdAt);
+  return state.order.map((id) => {
+    const step = state.steps[id];
+    const started = step.startedAt ? Date.parse(step.startedAt) : null;
+    let ended = step.finishedAt ? Date.parse(step.finishedAt) : null;
+    const running = step.status === "running";
+    if (started !== null && ended === null && running) ended = now;
+    return {
+      id,
+      status: step.status,
+      start: started === null ? null : Math.max(0, started - origin),
+      end: ended === null || started === null ? null : Math.max(0, ended - origin),
+      running,
+    };
+  });
+}
+
+export class Timeline {
+  constructor(container, { onSelect }) {
+    this.container = container;
+    this.onSelect = onSelect;
+    container.addEventListener("click", (event) => {
+      const row = event.target.closest("[data-step]");
+      if (row) onSelect(row.dataset.step);
+    });
+    container.addEventListener("keydown", (event) => {
+      const row = event.target.closest("[data-step]");
+      if (row && (event.key === "Enter" || event.key === " ")) {
+        event.preventDefault();
+        onSelect(row.dataset.step);
+      }
+    });
+  }
+
+  render(state, now) {
+    const rows = timelineRows(state, now);
+    const width = Math.max(420, this.container.clientWidth || 720);
+    const height = AXIS + rows.length * ROW + 6;
+    const origin = Date.parse(state.createdAt);
+    const finished = state.finishedAt ? Date.parse(state.finishedAt) - origin : null;
+    const last = Math.max(1, finished || 0, ...rows.map((row) => row.end || 0), state.finishedAt ? 0 : now - origin);
+    const span = last * 1.04;
+    const plot = width - LABEL - PAD_RIGHT;
+    const x = (ms) => LABEL + (ms / span) * plot;
+
+    const svg = el("svg", {
+      class: "timeline-chart",
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": "Timeline of the run's steps",
+    });
+    for (const fraction of [0, 0.25, 0.5, 0.75, 1]) {
+      const at = fraction * span;
+      svg.append(el("line", { class: "tick", x1: x(at), x2: x(at), y1: AXIS - 4, y2: height }));
+      svg.append(el("text", { class: "tick-label", x: x(at), y: 12, "text-anchor": fraction === 0 ? "start" : "middle" }, formatDuration(at)));
+    }
+    rows.forEach((row, index) => {
+      const top = AXIS + index * ROW;
+      const group = el("g", { class: `row s-${row.status}`, "data-step": row.id, tabindex: 0, role: "button" });
+      group.append(el("rect", { class: "row-bg", x: 0, y: top, width, height: ROW }));
+      group.append(el("text", { class: "row-label", x: 8, y: top + ROW / 2 + 4 }, truncate(row.id, 22)));
+      if (row.start !== null && row.end !== null) {
+        const left = x(row.start);
+        const barWidth = Math.max(3, x(row.end) - left);
+        group.append(el("rect", { class: `bar s-${row.status}${row.running ? " running" : ""}`, x: left, y: top + 5, width: barWidth, height: ROW - 10, rx: 3 }));
+        group.append(el("text", { class: "bar-label", x: left + barWidth + 6, y: top + ROW / 2 + 4 }, formatDuration(row.end - row.start)));
+      } else {
+        group.append(el("text", { class: "bar-label idle", x: LABEL + 4, y: top + ROW / 2 + 4 }, STEP_LABELS[row.status] || row.status));
+      }
+      const title = el("title", {}, `${row.id}: ${STEP_LABELS[row.status] || row.status}`);
+      group.append(title);
+      svg.append(group);
+    });
+    this.container.replaceChildren(svg);
+  }
+}
+
+function truncate(text, size) {
+  return text.length > size ? `${text.slice(0, size - 1)}…` : text;
+}
