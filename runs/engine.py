@@ -13,7 +13,7 @@ database: the database is the truth, the cache only saves work.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -39,8 +39,15 @@ _GRAPH_CACHE_SIZE = 64
 def graph_for(version: PlanVersion) -> ExecutableGraph:
     """The compiled graph of a stored version, compiled once per process with the
     deployment's compiler (the one plans used), so what was approved is what runs."""
-    graph = _GRAPHS.get(version.pk)
+    return _graph(version.pk, lambda: version)
+
+
+def _graph(version_id: int, load: Callable[[], PlanVersion]) -> ExecutableGraph:
+    # Keyed by id, so a worker's transaction never reads the version's (large) document
+    # once its graph is cached.
+    graph = _GRAPHS.get(version_id)
     if graph is None:
+        version = load()
         result = compile_version(version)
         if result.graph is None:
             raise VersionHasErrors(
@@ -48,12 +55,16 @@ def graph_for(version: PlanVersion) -> ExecutableGraph:
                 diagnostics=[d.to_data() for d in result.errors],
             )
         graph = result.graph
-        _GRAPHS[version.pk] = graph
+        _GRAPHS[version_id] = graph
         if len(_GRAPHS) > _GRAPH_CACHE_SIZE:
             _GRAPHS.popitem(last=False)
     else:
-        _GRAPHS.move_to_end(version.pk)
+        _GRAPHS.move_to_end(version_id)
     return graph
+
+
+def _graph_of(run: Run) -> ExecutableGraph:
+    return _graph(run.version_id, lambda: PlanVersion.objects.get(pk=run.version_id))
 
 
 @dataclass
@@ -62,6 +73,9 @@ class LockedRun:
     scheduler: Scheduler
     flushed: int = 0  # how many of the scheduler's events are written already
     to_enqueue: list[str] = field(default_factory=list)
+    # Steps whose row a worker already wrote in this transaction (with its claim or its
+    # result), with the state written: the flush need not write them again.
+    projected: dict[str, StepState] = field(default_factory=dict)
 
     def became_ready(self) -> list[str]:
         """Steps made ready by this transaction's events, in the order they became so."""
@@ -72,7 +86,7 @@ class LockedRun:
         compare-and-swap on ``StepRun`` later in the transaction sees them."""
         events = self.scheduler.events[self.flushed :]
         if events:
-            _persist(self.run, self.scheduler, events)
+            _persist(self.run, self.scheduler, events, self.projected)
             self.flushed = len(self.scheduler.events)
 
 
@@ -80,7 +94,7 @@ class LockedRun:
 def locked_run(run_id: int) -> Iterator[LockedRun]:
     try:
         with transaction.atomic():
-            run = Run.objects.select_for_update().select_related("version").get(pk=run_id)
+            run = Run.objects.select_for_update().get(pk=run_id)
             locked = LockedRun(run, _caught_up(run))
             yield locked
             locked.flush()
@@ -111,7 +125,7 @@ def _caught_up(run: Run) -> Scheduler:
     if scheduler is None or scheduler.state.last_seq > run.last_seq:
         stored = [event_rows.from_row(row) for row in run.events.order_by("seq")]
         scheduler = Scheduler(
-            graph_for(run.version),
+            _graph_of(run),
             str(run.pk),
             plan_id=str(run.plan_id),
             state=rebuild(str(run.pk), stored),
@@ -121,14 +135,16 @@ def _caught_up(run: Run) -> Scheduler:
         newer = run.events.filter(seq__gt=scheduler.state.last_seq).order_by("seq")
         for row in newer:
             scheduler.observe(event_rows.from_row(row))
-    graph = graph_for(run.version)
+    graph = _graph_of(run)
     if scheduler.graph is not graph:
         scheduler.graph = graph  # another process resumed the run on a new version
     scheduler.events.clear()
     return scheduler
 
 
-def _persist(run: Run, scheduler: Scheduler, events: list[CoreEvent]) -> None:
+def _persist(
+    run: Run, scheduler: Scheduler, events: list[CoreEvent], projected: dict[str, StepState]
+) -> None:
     state = scheduler.state
     RunEvent.objects.bulk_create(event_rows.to_row(run, event) for event in events)
     touched: dict[str, None] = {}
@@ -139,7 +155,24 @@ def _persist(run: Run, scheduler: Scheduler, events: list[CoreEvent]) -> None:
         elif event.step_id is not None:
             touched[event.step_id] = None
     for step_id in touched:
-        _project_step(run, state.plan_version, step_id, state.steps[step_id])
+        if projected.get(step_id) is not state.steps[step_id]:
+            _project_step(run, state.plan_version, step_id, state.steps[step_id])
+
+
+_RUN_PROJECTION = [
+    "status",
+    "used_steps",
+    "used_tokens",
+    "used_cost",
+    "replans",
+    "failed_step",
+    "reset_steps",
+    "preserved_steps",
+    "blocked_reason",
+    "last_seq",
+    "finished_at",
+    "version",
+]
 
 
 def _project_run(run: Run, scheduler: Scheduler) -> None:
@@ -157,7 +190,7 @@ def _project_run(run: Run, scheduler: Scheduler) -> None:
     run.last_seq = state.last_seq
     if state.status in FINAL_RUN_STATUSES and run.finished_at is None:
         run.finished_at = timezone.now()
-    run.save()
+    run.save(update_fields=_RUN_PROJECTION)
 
 
 def _enqueue(run: Run, step_ids: list[str]) -> None:
@@ -167,19 +200,26 @@ def _enqueue(run: Run, step_ids: list[str]) -> None:
         run_step.enqueue(run.pk, step_id)
 
 
+def step_fields(step: StepState) -> dict[str, object]:
+    """The ``StepRun`` columns that mirror a step's state."""
+    return {
+        "status": step.status,
+        "attempt": step.attempt,
+        "output": step.output,
+        "error": step.error,
+        "verdict": step.verdict,
+        "tokens": step.tokens,
+        "cost": step.cost,
+        "reserved_tokens": step.reserved_tokens,
+        "reserved_cost": step.reserved_cost,
+        "approved_hash": step.approved_hash,
+        "approved_by": step.approved_by,
+    }
+
+
 def _project_step(run: Run, plan_version: int, step_id: str, step: StepState) -> None:
     StepRun.objects.filter(run=run, plan_version=plan_version, step_id=step_id).update(
-        status=step.status,
-        attempt=step.attempt,
-        output=step.output,
-        error=step.error,
-        verdict=step.verdict,
-        tokens=step.tokens,
-        cost=step.cost,
-        reserved_tokens=step.reserved_tokens,
-        reserved_cost=step.reserved_cost,
-        approved_hash=step.approved_hash,
-        approved_by=step.approved_by,
+        **step_fields(step)
     )
 
 

@@ -40,11 +40,20 @@ class DatabaseRecordStore:
         pending.append(record)
 
     @classmethod
-    def write_pending(cls) -> None:
+    def take_pending(cls) -> list[ExecutionRecord]:
         records: list[ExecutionRecord] = getattr(cls._pending, "records", None) or []
         cls._pending.records = []
-        if not records:
-            return
+        return records
+
+
+def take_pending_records() -> list[ExecutionRecord]:
+    """The records this thread's executor kept since the last call."""
+    return DatabaseRecordStore.take_pending()
+
+
+def write_records(records: list[ExecutionRecord]) -> None:
+    """Write execution records and their artifacts (inside the caller's transaction)."""
+    if records:
         models.ExecutionRecord.objects.bulk_create(
             models.ExecutionRecord(
                 id=r.id,
@@ -78,10 +87,6 @@ class DatabaseRecordStore:
             for r in records
             for a in r.artifacts
         )
-
-
-def save_pending_records() -> None:
-    DatabaseRecordStore.write_pending()
 
 
 @cache

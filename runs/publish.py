@@ -7,7 +7,11 @@ consumer's queue is full) or never arrives (another process, no Redis) loses not
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from concurrent.futures import Future
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -23,13 +27,50 @@ def run_changed(run_id: int, last_seq: int) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    if isinstance(layer, InMemoryChannelLayer) and not layer.groups.get(group_name(run_id)):
-        # An in-memory layer reaches only this process's consumers, and there are none
-        # for this run here (a worker process): the consumers' polling carries it.
+    message = {"type": "run.changed", "seq": last_seq}
+    if isinstance(layer, InMemoryChannelLayer):
+        # An in-memory layer reaches only this process's consumers: none here means a
+        # worker process, whose events the consumers' polling carries instead.
+        if layer.groups.get(group_name(run_id)):
+            _send_now(layer, group_name(run_id), message)
         return
+    _PUBLISHER.send(layer, group_name(run_id), message)
+
+
+def _send_now(layer: Any, group: str, message: dict[str, Any]) -> None:
     try:
-        async_to_sync(layer.group_send)(
-            group_name(run_id), {"type": "run.changed", "seq": last_seq}
-        )
+        async_to_sync(layer.group_send)(group, message)
     except Exception:  # a wake-up is an optimisation: consumers also poll the database
-        logger.warning("could not publish run %s seq %s", run_id, last_seq, exc_info=True)
+        logger.warning("could not publish to %s", group, exc_info=True)
+
+
+class _Publisher:
+    """One event loop in a daemon thread sends every wake-up, without making the
+    committing thread wait: a network layer (Redis) then keeps one connection pool,
+    where a loop per call would connect anew each time (milliseconds per step)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def send(self, layer: Any, group: str, message: dict[str, Any]) -> None:
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), self._ready())
+        future.add_done_callback(_log_failure)
+
+    def _ready(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, daemon=True, name="forge-publisher"
+                ).start()
+                self._loop = loop
+            return self._loop
+
+
+def _log_failure(future: Future[Any]) -> None:
+    if future.exception() is not None:
+        logger.warning("could not publish a wake-up", exc_info=future.exception())
+
+
+_PUBLISHER = _Publisher()

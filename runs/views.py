@@ -201,17 +201,17 @@ def _startable_versions() -> QuerySet[PlanVersion]:
 
 def _startable() -> list[dict[str, Any]]:
     return [
-        {"plan": version.plan_id, "number": version.number, "label": _label(version)}
+        {
+            "plan": version.plan_id,
+            "number": version.number,
+            "label": f"{version.plan.name} · v{version.number}",
+        }
         for version in _startable_versions()[:STARTABLE_LIMIT]
     ]
 
 
 def _is_startable(version: PlanVersion) -> bool:
     return version.status == VersionStatus.APPROVED and not version.has_errors
-
-
-def _label(version: PlanVersion) -> str:
-    return f"{version.plan.name} · v{version.number}"
 
 
 def _start_data() -> dict[str, str]:

@@ -22,15 +22,21 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from forge.compiler import ExecutableNode
 from forge.runners.base import RunContext
 from forge.runtime import ApprovalToken, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
-from runs.engine import LockedRun, locked_run
-from runs.execution import agent_runner, executor, save_pending_records, workspace_for
+from runs.engine import LockedRun, locked_run, step_fields
+from runs.execution import (
+    agent_runner,
+    executor,
+    take_pending_records,
+    workspace_for,
+    write_records,
+)
 from runs.models import StepRun
 
 logger = logging.getLogger(__name__)
@@ -85,7 +91,7 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
         StepRun.objects.filter(run=locked.run, plan_version=version, step_id=step_id)
         .exclude(status="running")
         .update(
-            status="running",
+            **step_fields(scheduler.state.steps[step_id]),
             lease_owner=WORKER_ID,
             started_at=now,
             heartbeat_at=now,
@@ -95,6 +101,7 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
     )
     if claimed != 1:
         raise RuntimeError(f"step {step_id!r} of run {locked.run.pk} was not ready to claim")
+    locked.projected[step_id] = scheduler.state.steps[step_id]
     token = None
     if scheduler.state.steps[step_id].approved_hash:
         row = StepRun.objects.only("approved_hash", "approved_by", "approval_signature").get(
@@ -150,41 +157,57 @@ def _execute(claim: Claim) -> ToolResult:
         HEARTBEATS.release(claim)
 
 
+class _StaleClaim(Exception):
+    """The step was taken over while this worker ran it: its result must not count."""
+
+
 def finish(claim: Claim, result: ToolResult) -> Claim | None:
     """Record ``result`` if this worker still holds the step; claim the first step it made
-    ready and queue the others."""
-    with locked_run(claim.run_id) as locked:
-        scheduler = locked.scheduler
-        save_pending_records()  # the tool ran: its record is kept even if the result is stale
-        held = StepRun.objects.filter(
-            run_id=claim.run_id,
-            plan_version=claim.plan_version,
-            step_id=claim.step_id,
-            status="running",
-            fencing_token=claim.fencing_token,
-        ).update(
-            lease_owner="",
-            lease_expires_at=None,
-            finished_at=timezone.now(),
-            latency_ms=result.latency_ms,
-        )
-        step = scheduler.state.steps.get(claim.step_id)
-        if (
-            not held
-            or step is None
-            or step.status != "running"
-            or (scheduler.state.plan_version != claim.plan_version)
-        ):
-            logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
-            return None
-        mark = len(scheduler.events)
-        scheduler.done(claim.step_id, result)
-        ready = [
-            e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
-        ]
-        next_claim = _claim(locked, ready[0]) if ready else None
-        locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
-        return next_claim
+    ready and queue the others. A stale result is dropped; its execution record is kept,
+    since the tool did run."""
+    records = take_pending_records()
+    try:
+        with locked_run(claim.run_id) as locked:
+            write_records(records)
+            scheduler = locked.scheduler
+            step = scheduler.state.steps.get(claim.step_id)
+            if (
+                step is None
+                or step.status != "running"
+                or (scheduler.state.plan_version != claim.plan_version)
+            ):
+                raise _StaleClaim
+            mark = len(scheduler.events)
+            scheduler.done(claim.step_id, result)
+            done = scheduler.state.steps[claim.step_id]
+            # One conditional write: the result's projection, only while the token holds.
+            held = StepRun.objects.filter(
+                run_id=claim.run_id,
+                plan_version=claim.plan_version,
+                step_id=claim.step_id,
+                status="running",
+                fencing_token=claim.fencing_token,
+            ).update(
+                **step_fields(done),
+                lease_owner="",
+                lease_expires_at=None,
+                finished_at=timezone.now(),
+                latency_ms=result.latency_ms,
+            )
+            if not held:
+                raise _StaleClaim
+            locked.projected[claim.step_id] = done
+            ready = [
+                e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
+            ]
+            next_claim = _claim(locked, ready[0]) if ready else None
+            locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
+            return next_claim
+    except _StaleClaim:
+        logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
+        with transaction.atomic():
+            write_records(records)
+        return None
 
 
 class _Heartbeats:
