@@ -98,6 +98,7 @@ def measure(kind: str) -> list[list[object]]:
         p50 = statistics.median(latencies)
         p99 = statistics.quantiles(latencies, n=100)[98]
         per_step = {}
+        elapsed_by_count = {}
         for count in (100, 1000):
             source = chain(count)
             plan_id, number = deployment.approved_plan(f"Chain {count}", source)
@@ -106,6 +107,7 @@ def measure(kind: str) -> list[list[object]]:
             stream_latencies(deployment, run_id)  # returns at run_succeeded, without polling
             elapsed = time.perf_counter() - started
             per_step[count] = elapsed / count * 1000
+            elapsed_by_count[count] = elapsed
             local_ms = local_seconds(source) / count * 1000
             rows.append(
                 [kind, count, f"{elapsed:.2f}", f"{per_step[count]:.2f}", f"{local_ms:.3f}"]
