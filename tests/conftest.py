@@ -129,7 +129,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             )
 
 
-@pytest.fixture(name="require_service")
+@pytest.fixture(name="require_service", scope="session")
 def require_service_fixture() -> Callable[..., None]:
     return require_service
 
