@@ -66,7 +66,7 @@ def plan_list(request: HttpRequest) -> HttpResponse:
         "q": q,
         "status": status,
         "statuses": list(STATUS_LABELS.items()),
-        "can_create": request.user.can("plan.create"),  # type: ignore[union-attr]
+        "can_create": request.user.can("plan.create"),
     }
     return render(request, "plans/list.html", context)
 
@@ -91,7 +91,7 @@ def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     """A plan's address: its editor for those who may edit, else its latest version."""
     ensure_permission(request.user, "plan.view")
     plan = get_object_or_404(Plan, pk=plan_id)
-    if request.user.can("plan.edit"):  # type: ignore[union-attr]
+    if request.user.can("plan.edit"):
         return redirect("plans:edit", plan_id=plan.pk)
     if plan.latest_version is None:
         raise Http404
@@ -115,8 +115,8 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
         "latest": plan.latest_version.number if plan.latest_version else version.number,
         "user": {
             "username": user.get_username(),
-            "can_approve": user.can("plan.approve"),  # type: ignore[union-attr]
-            "can_run": user.can("run.start"),  # type: ignore[union-attr]
+            "can_approve": user.can("plan.approve"),
+            "can_run": user.can("run.start"),
         },
         "api": _api_root(),
         "urls": _plan_urls(plan),
@@ -137,7 +137,7 @@ def history(request: HttpRequest, plan_id: int) -> HttpResponse:
         "numbers": [version.number for version in versions],
         "default_from": versions[1].number if len(versions) > 1 else None,
         "default_to": versions[0].number if versions else None,
-        "can_edit": request.user.can("plan.edit"),  # type: ignore[union-attr]
+        "can_edit": request.user.can("plan.edit"),
     }
     return render(request, "plans/history.html", context)
 
@@ -150,7 +150,7 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
     version = get_object_or_404(_versions(plan).prefetch_related(approvals), number=number)
     user = request.user
     is_author = version.author_id == user.pk
-    can_approve = user.can("plan.approve")  # type: ignore[union-attr]
+    can_approve = user.can("plan.approve")
     if not can_approve:
         review_block = "You do not hold the approver role."
     elif is_author:
@@ -174,9 +174,9 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
         "counts": _counts(version.diagnostics),
         "can_review": not review_block,
         "review_block": review_block,
-        "can_edit": user.can("plan.edit"),  # type: ignore[union-attr]
-        "can_run": user.can("run.start"),  # type: ignore[union-attr]
-        "status_label": STATUS_LABELS.get(version.status, version.status),  # type: ignore[call-overload]
+        "can_edit": user.can("plan.edit"),
+        "can_run": user.can("run.start"),
+        "status_label": STATUS_LABELS.get(version.status, version.status),
         "exports": [("json", "JSON"), ("yaml", "YAML"), ("mermaid", "Mermaid"), ("dot", "DOT")],
         "api_export": f"{_api_root()}plans/{plan.pk}/versions/{version.number}/export",
         "run_url": _run_url(plan.pk, version.number),
@@ -192,7 +192,7 @@ def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
     latest = plan.latest_version.number if plan.latest_version else 1
     to_number = _number(request.GET.get("to") or latest)
     new = get_object_or_404(versions, number=to_number)
-    default_from = new.parent.number if new.parent_id else max(1, to_number - 1)  # type: ignore[union-attr]
+    default_from = new.parent.number if new.parent_id else max(1, to_number - 1)
     old = get_object_or_404(versions, number=_number(request.GET.get("from") or default_from))
     graph = {
         "plan": {"id": plan.pk, "name": plan.name},
@@ -231,10 +231,10 @@ def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any
     data: dict[str, Any] = {
         "number": version.number,
         "status": version.status,
-        "status_label": STATUS_LABELS.get(version.status, version.status),  # type: ignore[call-overload]
+        "status_label": STATUS_LABELS.get(version.status, version.status),
         "author": version.author.username,
         "note": version.note,
-        "parent": version.parent.number if version.parent_id else None,  # type: ignore[union-attr]
+        "parent": version.parent.number if version.parent_id else None,
         "has_errors": version.has_errors,
         "submitted": version.submitted,
         "created_at": version.created_at.isoformat(),
@@ -271,6 +271,6 @@ def _plan_urls(plan: Plan) -> dict[str, str]:
 
 
 def _run_url(plan_id: int, number: int) -> str:
-    # The run pages belong to runs; until they exist this address may answer 404, and the
-    # Run buttons stay disabled unless the version is approved and compiles.
-    return f"/runs/new/?plan={plan_id}&version={number}"
+    # The run pages belong to runs (a floor above): reached by URL name, never imported.
+    # The Run buttons stay disabled unless the version is approved and compiles.
+    return f"{reverse('runs:new')}?plan={plan_id}&version={number}"

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
 from forge.runtime.status import FINAL_RUN_STATUSES
-from plans.models import PlanVersion, VersionStatus
+from plans.models import Plan, PlanVersion, VersionStatus
 from runs.api import detail
 from runs.models import Run, StepRun
 
@@ -55,6 +55,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
         runs = runs.filter(status=status)
     else:
         status = ""
+    plan_id = request.GET.get("plan", "")
+    plan = None
+    if plan_id.isdigit() and len(plan_id) < 19:
+        plan = Plan.objects.filter(pk=int(plan_id)).only("pk", "name").first()
+        runs = runs.filter(plan_id=int(plan_id))
     page = Paginator(runs, PAGE_SIZE).get_page(request.GET.get("page"))
     now = timezone.now()
     rows = [
@@ -66,12 +71,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
         }
         for run in page
     ]
-    can_start = request.user.can("run.start")  # type: ignore[union-attr]
+    can_start = request.user.can("run.start")
     context = {
         "page": page,
         "rows": rows,
         "status": status,
         "statuses": list(RUN_STATUS_LABELS.items()),
+        "plan": plan,
+        "plan_query": f"&plan={plan.pk}" if plan else "",
         "can_start": can_start,
         "startable": _startable() if can_start else [],
         "start_data": _start_data(),
@@ -98,6 +105,10 @@ def new_run(request: HttpRequest) -> HttpResponse:
         problem = f"{chosen.plan.name} v{chosen.number} cannot run: " + (
             "it has compile errors." if chosen.has_errors else "it is not approved."
         )
+    elif chosen is not None and not any(
+        item["plan"] == chosen.plan_id and item["number"] == chosen.number for item in startable
+    ):
+        startable.insert(0, _option(chosen))  # beyond the list's limit, but asked for
     context = {
         "chosen": chosen if chosen is not None and not problem else None,
         "problem": problem,
@@ -126,11 +137,11 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "user": {
             "username": user.get_username(),
             "is_version_author": version.author_id == user.pk,
-            "can_approve": user.can("step.approve"),  # type: ignore[union-attr]
-            "can_cancel": user.can("run.cancel"),  # type: ignore[union-attr]
-            "can_resume": user.can("run.resume"),  # type: ignore[union-attr]
-            "can_reconcile": user.can("run.reconcile"),  # type: ignore[union-attr]
-            "can_edit": user.can("plan.edit"),  # type: ignore[union-attr]
+            "can_approve": user.can("step.approve"),
+            "can_cancel": user.can("run.cancel"),
+            "can_resume": user.can("run.resume"),
+            "can_reconcile": user.can("run.reconcile"),
+            "can_edit": user.can("plan.edit"),
         },
         "api": reverse("api:api-root"),
         "socket": f"/ws/runs/{run.pk}/",
@@ -200,14 +211,15 @@ def _startable_versions() -> QuerySet[PlanVersion]:
 
 
 def _startable() -> list[dict[str, Any]]:
-    return [
-        {
-            "plan": version.plan_id,
-            "number": version.number,
-            "label": f"{version.plan.name} · v{version.number}",
-        }
-        for version in _startable_versions()[:STARTABLE_LIMIT]
-    ]
+    return [_option(version) for version in _startable_versions()[:STARTABLE_LIMIT]]
+
+
+def _option(version: PlanVersion) -> dict[str, Any]:
+    return {
+        "plan": version.plan_id,
+        "number": version.number,
+        "label": f"{version.plan.name} · v{version.number}",
+    }
 
 
 def _is_startable(version: PlanVersion) -> bool:

@@ -15,19 +15,20 @@ export function enableConnecting(cy, store) {
     },
     edgeParams: () => ({ classes: "eh-new" }),
     hoverDelay: 60,
-    snap: true,
-    snapThreshold: 24,
-    snapFrequency: 30,
+    // No snapping: the target is the step under the pointer. With snapping, a release on
+    // a step that cannot take the edge (already connected) picked a neighbour instead.
+    snap: false,
     noEdgeEventsInDraw: true,
     disableBrowserGestures: true,
   });
   handles.enableDrawMode();
+
   cy.on("ehcomplete", (event, source, target, added) => {
+    // The preview edge goes; the document's edge comes with the edit. Rendering and
+    // layout leave edgehandles' own elements alone (they carry no data.base), so the
+    // edit can happen at once, before the gesture has cleaned up.
     added.remove();
-    const dep = source.data("stepId");
-    const stepId = target.data("stepId");
-    // After edgehandles has finished the gesture and cleaned up its preview.
-    setTimeout(() => store.edit((doc) => connect(doc, dep, stepId), { reason: "connect" }), 0);
+    store.edit((doc) => connect(doc, source.data("stepId"), target.data("stepId")), { reason: "connect" });
   });
   return handles;
 }

@@ -1,7 +1,7 @@
 // Keeps the editor's graph in step with the store: elements after every change of the
 // document (a new layout only when the structure changed), paint after every compile.
 import { applyDiagnostics, syncElements } from "../graph/render.js";
-import { runLayout } from "../graph/layout.js";
+import { readableView, runLayout } from "../graph/layout.js";
 
 export class GraphView {
   constructor(cy, store) {
@@ -26,7 +26,8 @@ export class GraphView {
     this.paint();
     if (changed) {
       const whole = reason === "initial" || reason === "text" || reason === "saved";
-      await runLayout(this.cy, { animate: !whole, fit: whole || this.cy.nodes().length <= 3 });
+      await runLayout(this.cy, { animate: !whole, fit: whole });
+      if (!whole) keepInView(this.cy);
     }
   }
 
@@ -39,4 +40,19 @@ export class GraphView {
   onPaint(listener) {
     this.listeners.push(listener);
   }
+}
+
+// After an edit moved the steps: if some left the view and the whole plan fits at a
+// readable size, show it all; otherwise (a large plan) leave the view where it is.
+function keepInView(cy) {
+  const nodes = cy.nodes("[base]");
+  if (nodes.empty()) return;
+  const box = nodes.renderedBoundingBox({ includeLabels: false });
+  const inside = box.x1 >= 0 && box.y1 >= 0 && box.x2 <= cy.width() && box.y2 <= cy.height();
+  if (inside) return;
+  const model = nodes.boundingBox({ includeLabels: false });
+  const zoom = Math.min((cy.width() - 96) / model.w, (cy.height() - 96) / model.h);
+  if (zoom < 0.6) return;
+  cy.fit(nodes, 48);
+  readableView(cy);
 }

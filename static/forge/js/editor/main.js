@@ -108,7 +108,9 @@ async function addStepAction() {
   await graphView.rendering;
   const node = cy.getElementById(id);
   const box = node.renderedBoundingBox();
-  if (box.x1 < 0 || box.y1 < 0 || box.x2 > cy.width() || box.y2 > cy.height()) focusElements(cy, [id]);
+  if (box.x1 < 0 || box.y1 < 0 || box.x2 > cy.width() || box.y2 > cy.height()) {
+    focusElements(cy, [id], { select: false });
+  }
 }
 
 function deleteSelection() {

@@ -108,9 +108,14 @@ export function readableView(cy) {
     cy.zoom(1.1);
     cy.center();
   } else if (zoom < READABLE) {
-    const box = cy.nodes("[base]").boundingBox();
+    const nodes = cy.nodes("[base]");
+    let topY = Infinity;
+    nodes.forEach((node) => (topY = Math.min(topY, node.position("y"))));
+    const row = nodes.filter((node) => node.position("y") <= topY + 1);
+    const xs = row.map((node) => node.position("x"));
+    const centreX = (Math.min(...xs) + Math.max(...xs)) / 2;
     const level = 0.7;
     cy.zoom(level);
-    cy.pan({ x: cy.width() / 2 - ((box.x1 + box.x2) / 2) * level, y: 40 - box.y1 * level });
+    cy.pan({ x: cy.width() / 2 - centreX * level, y: 90 - topY * level });
   }
 }

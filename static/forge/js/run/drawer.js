@@ -8,7 +8,7 @@
 // changed, and keeps a comment being typed unless the step itself moved on.
 import { h, replaceChildren } from "../common/dom.js";
 import { findStep } from "../model/document.js";
-import { describe } from "./replan.js";
+import { describe } from "./words.js";
 import { STEP_LABELS } from "./state.js";
 import { formatDuration } from "./timeline.js";
 
@@ -44,10 +44,6 @@ export class StepDrawer {
     });
   }
 
-  get openStep() {
-    return this.aside.hidden ? null : this.stepId;
-  }
-
   open(stepId, state, doc, focus = "") {
     if (this.stepId !== stepId) {
       this.records = null;
@@ -72,12 +68,10 @@ export class StepDrawer {
   update(state, doc) {
     if (this.aside.hidden || this.stepId === null) return;
     const step = state.steps[this.stepId];
-    const key = [step, doc, state.status];
+    const key = [step, doc];
     if (this.shown && this.shown.every((item, index) => item === key[index])) return;
     this.shown = key;
-    this.state = state;
-    this.doc = doc;
-    this.render(step, findStep(doc, this.stepId), state);
+    this.render(step, findStep(doc, this.stepId));
     const recordsKey = step ? `${step.status}:${step.attempt}` : "none";
     if (this.recordsKey !== recordsKey) {
       this.recordsKey = recordsKey;
@@ -85,7 +79,7 @@ export class StepDrawer {
     }
   }
 
-  render(step, planStep, state) {
+  render(step, planStep) {
     const status = step ? step.status : "pending";
     this.title.textContent = this.stepId;
     this.badge.dataset.status = status;
@@ -98,12 +92,13 @@ export class StepDrawer {
       sections.push(this.meta(step, planStep));
       if (status === "awaiting_approval") sections.push(this.approval(step));
       if (status === "needs_reconciliation") sections.push(this.reconcile(step));
-      if (step.error) sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
-      if (step.verdict || (planStep && planStep.done_when)) sections.push(verdictSection(step.verdict, planStep && planStep.done_when));
+      // A waiting or interrupted step's reason is already in its action box.
+      if (step.error && status !== "awaiting_approval" && status !== "needs_reconciliation") sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
     }
     sections.push(section("Arguments", planStep && planStep.args !== undefined ? json(planStep.args, "args") : h("p", { class: "muted", text: planStep && !planStep.tool ? "An agent step: the model chooses its tool calls." : "No arguments." })));
     if (step) {
       sections.push(section("Output", step.output === null || step.output === undefined ? h("p", { class: "muted", text: status === "running" ? "Running…" : "No output yet." }) : json(step.output, "output")));
+      if (step.verdict || (planStep && planStep.done_when)) sections.push(verdictSection(step.verdict, planStep && planStep.done_when));
     }
     const deps = (planStep && planStep.depends_on) || [];
     if (deps.length) {
@@ -124,7 +119,7 @@ export class StepDrawer {
       ["Duration", step.startedAt && step.finishedAt ? formatDuration(Date.parse(step.finishedAt) - Date.parse(step.startedAt)) : "—"],
       ["Tool time", step.latencyMs === null || step.latencyMs === undefined ? "—" : formatDuration(step.latencyMs)],
       ["Tokens", Number(step.tokens || 0).toLocaleString("en")],
-      ["Cost", `$${Number(step.cost || 0).toFixed(4)}`],
+      ["Cost", step.cost ? `$${Number(step.cost).toFixed(4)}` : "$0"],
     ];
     if (step.approvedBy) rows.push(["Approved by", step.approvedBy]);
     if (step.argsHash) rows.push(["Arguments hash", `${step.argsHash.slice(0, 16)}…`]);
@@ -175,6 +170,7 @@ export class StepDrawer {
       error,
       h("div", { class: "buttons" }, h("button", { type: "submit", text: "Reconcile" })),
     );
+    form.addEventListener("input", () => (error.hidden = true));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const outcome = succeeded.checked ? "succeeded" : "failed";
@@ -312,7 +308,8 @@ function verdictSection(verdict, doneWhen) {
 function time(value) {
   if (!value) return "—";
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString("en-GB", { hour12: false });
+  // Swedish dates read as ISO 8601: 2025-01-31 09:05:00.
+  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString("sv-SE");
 }
 
 function size(bytes) {

@@ -15,6 +15,8 @@ export class RunGraph {
     const { cy } = createViewer(container, { size: steps(doc).length, filename });
     cy.style().fromJson([...cy.style().json(), ...RUN_STYLE]).update();
     this.cy = cy;
+    this.container = container;
+    this.offset = null;
     this.pulseOn = false;
     this.timer = null;
     syncElements(cy, doc);
@@ -29,7 +31,7 @@ export class RunGraph {
   // changed.
   setDocument(doc) {
     const changed = syncElements(this.cy, doc);
-    this.cy.nodes().removeData("_runClasses");
+    this.cy.elements().removeData("_runClasses");
     return changed ? this.layout() : Promise.resolve();
   }
 
@@ -57,7 +59,8 @@ export class RunGraph {
           node.classes(wanted);
         }
         if (node.data("status") !== status) node.data("status", status);
-        const label = `${node.data("label")}\n${statusLine(step, status, reset.has(id), preserved.has(id))}`;
+        const kept = preserved.has(id) || (state.lastResume !== null && state.lastResume.preserved.includes(id) && status === "succeeded");
+        const label = `${node.data("label")}\n${statusLine(step, status, reset.has(id), kept, state)}`;
         if (node.data("runLabel") !== label) node.data("runLabel", label);
       });
       cy.edges().forEach((edge) => {
@@ -72,11 +75,11 @@ export class RunGraph {
         }
       });
     });
-    this.pulse(running, state);
+    this.pulse(running);
   }
 
-  // Running steps breathe: a class toggled on a timer, with the stylesheet's transition.
-  pulse(running, state) {
+  // Running steps pulse: a class toggled on a timer.
+  pulse(running) {
     if (running && this.timer === null) {
       this.timer = setInterval(() => {
         this.pulseOn = !this.pulseOn;
@@ -92,7 +95,18 @@ export class RunGraph {
       this.timer = null;
       this.pulseOn = false;
     }
-    this.lastState = state;
+  }
+
+  // Cytoscape caches where its container is on the page and refreshes that only on
+  // resize and scroll; a banner shown above the graph moves it without either, and
+  // clicks would then land beside the steps.
+  noticeMoves() {
+    const box = this.container.getBoundingClientRect();
+    const offset = `${box.left + window.scrollX},${box.top + window.scrollY},${box.width},${box.height}`;
+    if (offset !== this.offset) {
+      this.offset = offset;
+      this.cy.resize();
+    }
   }
 
   select(stepId) {
@@ -107,10 +121,11 @@ export class RunGraph {
   }
 }
 
-function statusLine(step, status, inReset, inPreserved) {
+function statusLine(step, status, inReset, kept, state) {
   let text = `● ${STEP_LABELS[status] || status}`;
   if (step && step.attempt > 1) text += ` · attempt ${step.attempt}`;
-  if (inPreserved) text += " · kept";
+  if (kept && state.lastResume && state.status !== "needs_replan") text += ` · kept from v${state.lastResume.fromVersion}`;
+  else if (kept) text += " · kept";
   else if (inReset && status !== "failed" && status !== "invalid") text += " · will re-run";
   return text;
 }

@@ -8,7 +8,7 @@
 // the events the action caused, so there is one way for the page to change.
 //
 // Test hook: window.forge.run = {cy, ready, lastSeq(), state(), summary(), applied(),
-// connections(), dropConnection()}.
+// connections(), dropConnection(), disconnect(), reconnect()}.
 import { Api } from "../common/api.js";
 import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
@@ -17,7 +17,7 @@ import { RunGraph } from "./graph.js";
 import { Panels } from "./panels.js";
 import { ReplanPanel } from "./replan.js";
 import { EventSequencer } from "./sequence.js";
-import { applyEvent, fromDetail, isFinal, stepsWithStatus, summary } from "./state.js";
+import { applyEvents, fromDetail, isFinal, stepsWithStatus, summary } from "./state.js";
 import { RunStream } from "./stream.js";
 import { Timeline } from "./timeline.js";
 
@@ -44,14 +44,13 @@ const panels = new Panels({
   user: data.user,
   urls: data.urls,
   onOpenStep: (id, focus) => openStep(id, focus),
-  onCancel: () => act(() => api.post(`runs/${state.runId}/cancel`), "Cancelling the run"),
+  onCancel: () => act(() => api.post(`runs/${state.runId}/cancel`), "Cancelled the run"),
 });
 const replan = new ReplanPanel(document.getElementById("replan-panel"), {
   api,
   user: data.user,
   urls: data.urls,
-  onOpenStep: (id) => openStep(id),
-  onResume: (number) => act(() => api.post(`runs/${state.runId}/resume`, { version: number }), `Resuming on v${number}`),
+  onResume: (number) => act(() => api.post(`runs/${state.runId}/resume`, { version: number }), `Resumed on v${number}`),
 });
 const drawer = new StepDrawer(document.getElementById("step-drawer"), {
   api,
@@ -67,7 +66,12 @@ const drawer = new StepDrawer(document.getElementById("step-drawer"), {
 const stream = new RunStream(data.socket, {
   after: () => sequencer.lastSeq,
   onEvents: receive,
-  onStatus: (status) => panels.setLive(status),
+  onStatus: (status) => {
+    panels.setLive(status);
+    // While the socket cannot connect (a proxy without websockets, a restart), the page
+    // still moves on: each retry also asks the REST API for what it missed.
+    if (status === "reconnecting") catchUp().catch(() => {});
+  },
 });
 
 function currentDocument() {
@@ -91,11 +95,13 @@ async function act(call, done) {
 // --- Events ------------------------------------------------------------------------------
 
 let gapTimer = null;
+let catchingUp = null;
+const EVENTS_PAGE = 1000;
 
 function receive(events) {
   const ready = sequencer.push(events);
   if (ready.length) {
-    for (const event of ready) state = applyEvent(state, event);
+    state = applyEvents(state, ready);
     applied += ready.length;
     schedule();
   }
@@ -109,10 +115,26 @@ async function fillGap() {
   gapTimer = null;
   if (!sequencer.hasGap) return;
   try {
-    receive(await api.get(`runs/${state.runId}/events`, { query: { after: sequencer.lastSeq } }));
+    await catchUp();
   } catch {
     gapTimer = setTimeout(fillGap, 2000);
   }
+}
+
+// Every stored event after the last applied one, page by page, through the sequencer.
+function catchUp() {
+  if (catchingUp) return catchingUp;
+  catchingUp = (async () => {
+    for (;;) {
+      const after = sequencer.lastSeq;
+      const events = await api.get(`runs/${state.runId}/events`, { query: { after, limit: EVENTS_PAGE } });
+      receive(events);
+      if (events.length < EVENTS_PAGE || sequencer.lastSeq === after) return;
+    }
+  })().finally(() => {
+    catchingUp = null;
+  });
+  return catchingUp;
 }
 
 // A resume moves the run to a new version: its document comes from the API.
@@ -130,7 +152,7 @@ function schedule() {
   if (frame !== null) return;
   frame = requestAnimationFrame(() => {
     frame = null;
-    drawing = drawing.then(render);
+    drawing = drawing.then(render).catch((problem) => toast(`Could not redraw the run: ${problem.message}`, { kind: "error" }));
   });
 }
 
@@ -140,6 +162,7 @@ async function render() {
       const doc = await ensureDocument(state.version);
       shownVersion = state.version;
       await graph.setDocument(doc);
+      document.getElementById("run-goal").textContent = doc.goal || "";
     } catch (problem) {
       toast(`Could not load v${state.version}: ${problem.message}`, { kind: "error" });
     }
@@ -147,6 +170,7 @@ async function render() {
   const at = now();
   panels.render(state, at);
   replan.render(state);
+  graph.noticeMoves();
   graph.paint(state);
   timeline.render(state, at);
   drawer.update(state, currentDocument());
@@ -184,5 +208,8 @@ window.forge = Object.assign(window.forge || {}, {
     applied: () => applied,
     connections: () => stream.connections,
     dropConnection: () => stream.drop(),
+    // Tests: go offline, let the run move on, come back and catch up from lastSeq.
+    disconnect: () => stream.stop("offline"),
+    reconnect: () => stream.start(),
   },
 });

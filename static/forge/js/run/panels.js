@@ -5,6 +5,7 @@
 import { h, replaceChildren } from "../common/dom.js";
 import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus } from "./state.js";
 import { formatDuration } from "./timeline.js";
+import { describe, failureVerb } from "./words.js";
 
 const LIVE_LABELS = {
   connecting: "Connecting…",
@@ -12,6 +13,7 @@ const LIVE_LABELS = {
   reconnecting: "Reconnecting…",
   refused: "Not allowed to follow this run",
   stopped: "Finished: up to date",
+  offline: "Offline",
 };
 
 export class Panels {
@@ -51,7 +53,7 @@ export class Panels {
         try {
           await onCancel();
         } catch (problem) {
-          this.cancelError.textContent = problem.message;
+          this.cancelError.textContent = describe(problem);
           this.cancelError.hidden = false;
         } finally {
           this.cancel.disabled = false;
@@ -166,31 +168,39 @@ function bannerFor(state) {
     case "needs_replan":
       return {
         kind: "replan",
-        title: `Needs a replan: step ${state.failedStep || "?"} ${state.steps[state.failedStep] ? STEP_LABELS[state.steps[state.failedStep].status].toLowerCase() : "failed"}.`,
+        title: `Needs a replan: step ${state.failedStep || "?"} ${failureVerb(state.steps[state.failedStep])}.`,
         body: "Save a fixed version of the plan, then resume the run on it. Steps that succeeded keep their results.",
       };
     case "succeeded": {
-      const resumed = state.lastResume ? ` Resumed on v${state.lastResume.version}; ${state.lastResume.preserved.length} step(s) kept their results.` : "";
-      return { kind: "ok", title: "Succeeded.", body: `All ${state.order.length} steps are done.${resumed}` };
+      const resumed = state.lastResume ? ` ${resumeSentence(state.lastResume)}` : "";
+      const done = state.order.length === 1 ? "Its one step is done." : `All ${state.order.length} steps are done.`;
+      return { kind: "ok", title: "Succeeded.", body: `${done}${resumed}` };
     }
     case "failed":
     case "budget_exhausted":
     case "cancelled":
-      return { kind: state.status === "cancelled" ? "muted" : "error", title: `${RUN_LABELS[state.status]}.`, body: state.blockedReason };
+      return { kind: state.status === "cancelled" ? "muted" : "error", title: `${RUN_LABELS[state.status]}.`, body: sentence(state.blockedReason) };
     default:
       if (interrupted.length) {
         return { kind: "reconcile", title: "Needs a person:", body: `${interrupted.join(", ")} was interrupted and must be reconciled before anything downstream runs.` };
       }
-      if (state.lastResume) {
-        const kept = state.lastResume.preserved;
-        return {
-          kind: "info",
-          title: `Resumed on v${state.lastResume.version}.`,
-          body: kept.length ? `Kept the results of ${kept.join(", ")}; the rest starts over.` : "Every step starts over.",
-        };
-      }
+      if (state.lastResume) return { kind: "info", title: resumeSentence(state.lastResume), body: "" };
       return null;
   }
+}
+
+function sentence(text) {
+  const flat = String(text || "").trim();
+  if (!flat) return "";
+  const capital = flat[0].toUpperCase() + flat.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+function resumeSentence(resume) {
+  const kept = resume.preserved;
+  return kept.length
+    ? `Resumed on v${resume.version}, keeping the results of ${kept.join(", ")}.`
+    : `Resumed on v${resume.version}; every step started over.`;
 }
 
 function format(key, value) {

@@ -5,7 +5,7 @@
 // server decides: a version with errors, or one that drops a constraint without being
 // approved (409 drift_needs_approval), is refused, and the refusal is shown as it came.
 import { h, replaceChildren } from "../common/dom.js";
-import { STEP_LABELS } from "./state.js";
+import { describe, failureVerb } from "./words.js";
 
 const VERSION_LABELS = {
   draft: "draft",
@@ -16,7 +16,8 @@ const VERSION_LABELS = {
 };
 
 export class ReplanPanel {
-  constructor(section, { api, user, urls, onResume, onOpenStep }) {
+  // Its step chips carry data-open-step; the page's click handler (panels.js) opens them.
+  constructor(section, { api, user, urls, onResume }) {
     this.section = section;
     this.api = api;
     this.user = user;
@@ -34,10 +35,6 @@ export class ReplanPanel {
     this.key = null;
     this.versions = [];
     this.loading = null;
-    section.addEventListener("click", (event) => {
-      const opener = event.target.closest("[data-open-step]");
-      if (opener) onOpenStep(opener.dataset.openStep, "");
-    });
     if (this.form) {
       this.refresh.addEventListener("click", () => this.loadVersions());
       this.select.addEventListener("focus", () => this.loadVersions({ quiet: true }));
@@ -63,7 +60,7 @@ export class ReplanPanel {
     const failed = state.steps[state.failedStep];
     const verdict = failed && failed.verdict;
     const failure = [
-      h("p", {}, "Step ", h("button", { type: "button", class: "link step-link", dataset: { openStep: state.failedStep || "" }, text: state.failedStep || "?" }), ` ${failed ? STEP_LABELS[failed.status].toLowerCase() : "failed"}.`),
+      h("p", {}, "Step ", h("button", { type: "button", class: "link step-link", dataset: { openStep: state.failedStep || "" }, text: state.failedStep || "?" }), ` ${failureVerb(failed)}.`),
     ];
     const reason = state.failureError || (failed && failed.error);
     if (reason) failure.push(h("p", { class: "failure-reason", text: reason }));
@@ -148,13 +145,6 @@ function setList(title, ids, kind) {
       ? h("ul", { class: "chips-inline" }, ids.map((id) => h("li", {}, h("button", { type: "button", class: `step-chip ${kind}`, dataset: { openStep: id }, text: id }))))
       : h("p", { class: "muted small", text: "none" }),
   );
-}
-
-export function describe(problem) {
-  if (!problem) return "Something went wrong.";
-  const code = problem.code && problem.code !== "error" ? ` (${problem.code})` : "";
-  if (problem.status === undefined) return "The server did not answer. Try again.";
-  return `${problem.message}${code}`;
 }
 
 function truncate(text, size) {

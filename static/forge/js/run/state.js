@@ -140,42 +140,63 @@ export function fromDetail(detail) {
 // The caller hands events over in seq order (see sequence.js): this function does not
 // reorder, it only refuses to apply anything twice.
 export function applyEvent(state, event) {
-  if (!event || typeof event.seq !== "number" || event.seq <= state.lastSeq) return state;
-  const next = { ...state, lastSeq: event.seq };
-  if (event.step_id != null && event.step_status != null) {
-    const known = state.steps[event.step_id];
-    const step = known || newStep(event.step_id);
-    next.steps = { ...state.steps, [event.step_id]: applyToStep(step, event) };
-    if (!known) next.order = [...state.order, event.step_id];
-    const tokens = event.tokens || 0;
-    const cost = event.cost || 0;
-    if (event.event_type === "step_started") {
-      next.budget = {
-        ...state.budget,
-        usedSteps: state.budget.usedSteps + 1,
-        usedTokens: state.budget.usedTokens + tokens,
-        usedCost: state.budget.usedCost + cost,
-      };
-    } else if (SETTLES.has(event.event_type)) {
-      next.budget = {
-        ...state.budget,
-        usedTokens: state.budget.usedTokens + tokens - step.reservedTokens,
-        usedCost: state.budget.usedCost + cost - step.reservedCost,
-      };
-    }
-    return next;
-  }
-  if (event.transition) {
-    next.status = event.transition[1];
-    next.blockedReason = event.blocked_reason || "";
-    Object.assign(next, applyToRun(state, event));
-    if (FINAL_RUN_STATUSES.has(next.status) && !state.finishedAt) next.finishedAt = event.created_at || null;
-  }
-  return next;
+  return applyEvents(state, [event]);
 }
 
+// The state after `events`, in the order given. The state's step map is copied once per
+// call, not once per event, so catching up on thousands of events of a large plan stays
+// linear; each changed step is a new object, so `state.steps[id]` changes identity
+// exactly when that step changed (the drawer redraws on that).
 export function applyEvents(state, events) {
-  return events.reduce(applyEvent, state);
+  let next = null;
+  let ownOrder = false;
+  for (const event of events) {
+    const last = next ? next.lastSeq : state.lastSeq;
+    if (!event || typeof event.seq !== "number" || event.seq <= last) continue;
+    if (next === null) next = { ...state, steps: { ...state.steps } };
+    next.lastSeq = event.seq;
+    if (event.step_id != null && event.step_status != null) {
+      const known = next.steps[event.step_id];
+      const step = known || newStep(event.step_id);
+      next.steps[event.step_id] = applyToStep(step, event);
+      if (!known) {
+        if (!ownOrder) next.order = [...next.order];
+        ownOrder = true;
+        next.order.push(event.step_id);
+      }
+      next.budget = budgetAfter(next.budget, step, event);
+    } else if (event.transition) {
+      const before = next;
+      next.status = event.transition[1];
+      next.blockedReason = event.blocked_reason || "";
+      const changes = applyToRun(before, event);
+      if (changes.order) ownOrder = true;
+      Object.assign(next, changes);
+      if (FINAL_RUN_STATUSES.has(next.status) && !next.finishedAt) next.finishedAt = event.created_at || null;
+    }
+  }
+  return next === null ? state : next;
+}
+
+function budgetAfter(budget, step, event) {
+  const tokens = event.tokens || 0;
+  const cost = event.cost || 0;
+  if (event.event_type === "step_started") {
+    return {
+      ...budget,
+      usedSteps: budget.usedSteps + 1,
+      usedTokens: budget.usedTokens + tokens,
+      usedCost: budget.usedCost + cost,
+    };
+  }
+  if (SETTLES.has(event.event_type)) {
+    return {
+      ...budget,
+      usedTokens: budget.usedTokens + tokens - step.reservedTokens,
+      usedCost: budget.usedCost + cost - step.reservedCost,
+    };
+  }
+  return budget;
 }
 
 function applyToStep(step, event) {

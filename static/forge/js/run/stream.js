@@ -25,14 +25,14 @@ export class RunStream {
     this.connect();
   }
 
-  stop() {
+  stop(status = "stopped") {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = null;
     const socket = this.socket;
     this.socket = null;
     if (socket) socket.close(1000, "done");
-    this.onStatus("stopped");
+    this.onStatus(status);
   }
 
   // Closes the connection as a network failure would; the stream reconnects by itself.

@@ -1,6 +1,7 @@
 // The run page's additions to the plan graph's stylesheet (graph/style.js), as data:
 // one class per step status (`s-<status>`), the replan highlights, and the pulse of
-// running steps. run.css uses the same colours for the legend, chips and timeline.
+// running steps (a class toggled on a timer: Cytoscape's style transitions can leave a
+// half-faded halo behind when a step finishes mid-transition). run.css uses the same colours for the legend, chips and timeline.
 import { NODE_HEIGHT } from "../graph/style.js";
 
 export const RUN_COLOURS = {
@@ -52,8 +53,6 @@ export const RUN_STYLE = [
       "underlay-shape": "round-rectangle",
       "underlay-opacity": 0.08,
       "underlay-padding": 3,
-      "transition-property": "underlay-opacity, underlay-padding",
-      "transition-duration": 600,
     },
   },
   { selector: "node.s-running.pulse", style: { "underlay-opacity": 0.3, "underlay-padding": 11 } },

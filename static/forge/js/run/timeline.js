@@ -20,6 +20,7 @@ function el(tag, attributes = {}, text) {
 
 export function formatDuration(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return "—";
+  if (ms > 0 && ms < 1) return "<1 ms";
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
   const seconds = ms / 1000;
   if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
@@ -28,10 +29,16 @@ export function formatDuration(ms) {
   return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
 }
 
-// Rows for the state: [{id, status, start, end, running}], times in ms since the run began.
+// Small plans show every step; larger ones only the steps that started or wait for a
+// person, latest first out, so a 3,000-step run does not draw a 70,000-pixel chart.
+const ALL_ROWS = 60;
+const MAX_ROWS = 120;
+const NOTABLE = new Set(["running", "awaiting_approval", "needs_reconciliation", "failed", "invalid"]);
+
+// {rows: [{id, status, start, end, running}], hidden}: times in ms since the run began.
 export function timelineRows(state, now) {
   const origin = Date.parse(state.createdAt);
-  return state.order.map((id) => {
+  let rows = state.order.map((id) => {
     const step = state.steps[id];
     const started = step.startedAt ? Date.parse(step.startedAt) : null;
     let ended = step.finishedAt ? Date.parse(step.finishedAt) : null;
@@ -45,6 +52,12 @@ export function timelineRows(state, now) {
       running,
     };
   });
+  if (rows.length <= ALL_ROWS) return { rows, hidden: 0 };
+  const total = rows.length;
+  rows = rows.filter((row) => row.start !== null || NOTABLE.has(row.status));
+  rows.sort((a, b) => (a.start ?? Infinity) - (b.start ?? Infinity));
+  if (rows.length > MAX_ROWS) rows = rows.slice(rows.length - MAX_ROWS);
+  return { rows, hidden: total - rows.length };
 }
 
 export class Timeline {
@@ -65,9 +78,9 @@ export class Timeline {
   }
 
   render(state, now) {
-    const rows = timelineRows(state, now);
+    const { rows, hidden } = timelineRows(state, now);
     const width = Math.max(420, this.container.clientWidth || 720);
-    const height = AXIS + rows.length * ROW + 6;
+    const height = AXIS + (rows.length + (hidden ? 1 : 0)) * ROW + 6;
     const origin = Date.parse(state.createdAt);
     const finished = state.finishedAt ? Date.parse(state.finishedAt) - origin : null;
     const last = Math.max(1, finished || 0, ...rows.map((row) => row.end || 0), state.finishedAt ? 0 : now - origin);
@@ -105,6 +118,10 @@ export class Timeline {
       group.append(title);
       svg.append(group);
     });
+    if (hidden) {
+      const y = AXIS + rows.length * ROW + ROW / 2 + 4;
+      svg.append(el("text", { class: "bar-label idle", x: 8, y }, `… and ${hidden} more step${hidden === 1 ? "" : "s"} (not started, or earlier)`));
+    }
     this.container.replaceChildren(svg);
   }
 }

@@ -1,0 +1,148 @@
+"""Browser tests: Playwright for Python driving Chromium against pytest-django's live server.
+
+Chromium is ``/usr/bin/chromium`` (Debian's; ``.ci/run`` installs it), else ``chromium`` on
+the PATH, else Playwright's own download. Without any of them the tests skip saying so,
+and fail under ``FORGE_REQUIRE_SERVICES=1`` (``require_service("chromium")``).
+
+Fixtures:
+
+- ``browser``: one headless Chromium for the session.
+- ``page``: a fresh browser context and page per test, 1440x900, pointed at the live
+  server. Its console is watched: a Content-Security-Policy violation or an uncaught page
+  error fails the test. A screenshot of the final state is always written to
+  ``test-artifacts/e2e/<test>/final.png``; ``shoot(page, "name")`` keeps more.
+- ``people``: users with passwords (``people.make("ada", "author")``) and
+  ``people.login(page, user)`` through the real login form.
+
+Pages hold the strict CSP, under which Playwright's ``wait_for_function`` (it evaluates a
+string) is refused; tests wait on selectors (``#editor[data-state=ready]``) instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+PASSWORD = "correct-horse-battery-staple"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def _chromium_path() -> str | None:
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    return shutil.which("chromium")  # None: Playwright's own build, if installed
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Every browser test needs Chromium: tests/conftest.py skips (or, with
+    # FORGE_REQUIRE_SERVICES=1, fails) them when it is missing, before any fixture runs.
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.requires("chromium"))
+
+
+@pytest.fixture(scope="module")
+def browser(django_db_setup: None, django_db_blocker: Any) -> Iterator[Any]:
+    # Playwright's sync API keeps an asyncio loop marked as running in this thread while
+    # it is open, and Django then refuses database calls from the thread ("async unsafe")
+    # though no coroutine ever touches the database. So: the database is set up first, the
+    # check is lifted only while a browser is open, and the browser closes with its test
+    # module, so that tests collected after these run as usual.
+    from playwright.sync_api import sync_playwright
+
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=_chromium_path(), args=CHROMIUM_ARGS
+            )
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        if previous is None:
+            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+def _artifact_dir(request: pytest.FixtureRequest) -> Path:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:120]
+    path = ARTIFACTS / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def page(
+    browser: Any, live_server: Any, transactional_db: None, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 1440, "height": 900}, accept_downloads=True
+    )
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    page.artifacts = _artifact_dir(request)  # type: ignore[attr-defined]
+    try:
+        yield page
+    finally:
+        try:
+            page.screenshot(path=str(page.artifacts / "final.png"))  # type: ignore[attr-defined]
+        finally:
+            context.close()
+    assert problems == [], f"the page reported problems: {problems}"
+
+
+def shoot(page: Any, name: str) -> None:
+    """Keep a screenshot under test-artifacts/e2e/<test>/<name>.png."""
+    page.screenshot(path=str(page.artifacts / f"{name}.png"))
+
+
+class People:
+    def __init__(self, make_user: Any) -> None:
+        self._make_user = make_user
+
+    def make(self, username: str, *roles: str) -> Any:
+        return self._make_user(username, *roles, password=PASSWORD)
+
+    def login(self, page: Any, user: Any) -> None:
+        page.goto("/accounts/login/")
+        page.fill("input[name=username]", user.username)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/$"))
+
+    def logout(self, page: Any) -> None:
+        page.click("header form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/accounts/login/.*"))
+
+
+@pytest.fixture
+def people(make_user: Any) -> People:
+    return People(make_user)

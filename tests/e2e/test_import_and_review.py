@@ -1,0 +1,124 @@
+"""The issue's "done when", in the browser: import seed 003's example, break it and see the
+break painted, fix it, save, and have another person approve it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from plans.models import Plan, VersionStatus
+
+from .conftest import shoot
+from .graph import classes, click_node, problems, settle, wait_compiled, wait_ready
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json"
+
+
+def test_seed_003_is_imported_broken_fixed_saved_and_approved_by_someone_else(page, people):
+    ada = people.make("ada", "author", "approver")  # may approve, but not her own work
+    grace = people.make("grace", "approver")
+    people.login(page, ada)
+
+    # Import the seed's example file unchanged.
+    page.goto("/plans/new/")
+    page.wait_for_selector("#new-plan[data-ready]")
+    page.set_input_files("#plan-file", str(SEED))
+    expect(page.locator("#check-summary")).to_have_attribute("data-state", "ok")
+    expect(page.locator("#problems li[data-code=unverifiable_done_when]")).to_have_count(1)
+    page.fill("#plan-name", "Supplier risk")
+    shoot(page, "1-import")
+    page.get_by_role("button", name="Create plan").click()
+    wait_ready(page)
+    assert page.evaluate("window.forge.editor.cy.nodes().map(n => n.id())") == ["s1"]
+    assert problems(page) == [("unverifiable_done_when", "s1")]
+    expect(page.locator("#compile-state")).to_have_text("Compiles")
+
+    # Break it in the YAML view: s1 now depends on a step that does not exist.
+    page.get_by_role("button", name="YAML", exact=True).click()
+    source = page.locator("#text-source")
+    yaml = source.input_value()
+    assert "depends_on: []" in yaml
+    source.fill(yaml.replace("depends_on: []", "depends_on: [gather]"))
+    wait_compiled(page)
+    expect(page.locator("#problems li[data-code=missing_dependency]")).to_have_attribute(
+        "data-nodes", "s1 gather"
+    )
+    page.get_by_role("button", name="Graph", exact=True).click()
+    settle(page)
+    assert {"ghost", "error"} <= set(classes(page, "ghost:gather"))
+    assert {"dangling", "error"} <= set(classes(page, "gather>s1"))
+    expect(page.locator("#approve-button")).to_be_disabled()
+    shoot(page, "2-broken")
+
+    # Fix it: remove the dangling dependency with the mouse and the Delete key, and make
+    # the step's done_when verifiable.
+    click_node(page, "ghost:gather")
+    page.keyboard.press("Delete")
+    wait_compiled(page)
+    assert page.evaluate("window.forge.editor.cy.elements().map(e => e.id())") == ["s1"]
+    click_node(page, "s1")
+    page.fill("[data-field='done_when.required_keys']", "facts")
+    page.fill("[data-field='done_when.checks']", "length(facts) > `0`")
+    wait_compiled(page)
+    assert problems(page) == []
+    expect(page.locator("#problems")).to_contain_text("No problems")
+    shoot(page, "3-fixed")
+
+    # Save: version 2 asks for review. Its author cannot approve it.
+    page.keyboard.press("Control+s")
+    page.fill("#save-note", "Verifiable contract for s1")
+    page.locator("#save-dialog button[type=submit]").click()
+    expect(page.locator("#version-label")).to_have_text("v2")
+    expect(page.locator("#status-badge")).to_have_text("Awaiting approval")
+    expect(page.locator("#approve-button")).to_be_disabled()
+    assert page.locator("#approve-button").get_attribute("title") == (
+        "Another approver must review your version"
+    )
+    plan = Plan.objects.get(name="Supplier risk")
+    v2 = plan.versions.get(number=2)
+    assert v2.document["steps"][0]["done_when"] == {
+        "description": "合同和采购摘要已形成结构化 facts",
+        "required_keys": ["facts"],
+        "checks": ["length(facts) > `0`"],
+    }
+    page.goto(f"/plans/{plan.pk}/versions/2/")
+    expect(page.locator("#review-blocked")).to_contain_text("someone else must review it")
+
+    # Grace, an approver who did not write it, approves it with a comment.
+    people.logout(page)
+    people.login(page, grace)
+    page.goto(f"/plans/{plan.pk}/versions/2/")
+    page.wait_for_selector("#graph canvas")
+    page.fill("#review-comment", "Checked the contract: fine.")
+    page.get_by_role("button", name="Approve").click()
+    expect(page.locator("#status-badge")).to_have_text("Approved")
+    expect(page.locator(".approvals li[data-decision=approved]")).to_contain_text(
+        "Checked the contract: fine."
+    )
+    v2.refresh_from_db()
+    assert v2.status == VersionStatus.APPROVED
+    assert [(a.reviewer.username, a.decision) for a in v2.approvals.all()] == [
+        ("grace", "approved")
+    ]
+    shoot(page, "4-approved")
+
+
+def test_a_mermaid_flowchart_pasted_in_becomes_a_plan(page, people):
+    people.login(page, people.make("ada", "author"))
+    page.goto("/plans/new/")
+    page.wait_for_selector("#new-plan[data-ready]")
+    page.select_option("#plan-format", "mermaid")
+    page.fill(
+        "#plan-source", "flowchart TD\n  fetch[Fetch the data] --> report[Write the report]\n"
+    )
+    expect(page.locator("#check-summary")).to_have_attribute("data-state", "error")
+    page.fill("#plan-name", "From Mermaid")
+    page.get_by_role("button", name="Create plan").click()
+    wait_ready(page)
+    edges = page.evaluate("window.forge.editor.cy.edges().map(e => e.id())")
+    assert edges == ["fetch>report"]
+    assert Plan.objects.get(name="From Mermaid").latest_version.source_format == "mermaid"

@@ -1,0 +1,433 @@
+"""The live run page in Chromium, against a real deployment: daphne (pytest-django's
+live server speaks WSGI and has no websockets) and ``manage.py forge_worker`` processes
+over a file SQLite database loaded with ``forge_demo`` (tests.integration.deployment).
+
+People log in through the login form as the demo users: ada (author, operator) and
+grace (approver, operator). One deployment serves the whole module; the tests stop and
+start workers when they need a run to wait for the page. Screenshots go to
+test-artifacts/e2e/<test>/.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.integration.deployment import Deployment
+
+from .conftest import ARTIFACTS, shoot
+
+pytestmark = pytest.mark.slow
+
+DEMO_PASSWORD = "forge-demo-2026"
+STEPS = "window.forge.run.cy.nodes('[kind = \"step\"]').map(n => [n.id(), n.data('status')])"
+NODE_POINT = """(id) => {
+  const cy = window.forge.run.cy;
+  const node = cy.getElementById(id);
+  if (node.empty()) throw new Error(`no node ${id}`);
+  const p = node.renderedPosition();
+  const box = cy.container().getBoundingClientRect();
+  return {x: box.left + p.x, y: box.top + p.y};
+}"""
+XSS = "<img src=x onerror=alert(1)>"
+
+
+# --- Fixtures ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    running = Deployment("sqlite", tmp_path_factory.mktemp("run-pages"))
+    try:
+        # No worker yet: the first test starts one once its page watches the run.
+        yield running.start(workers=0)
+    finally:
+        running.stop()
+        print(running.logs())  # pytest shows it only when a test fails
+
+
+@pytest.fixture
+def open_page(
+    browser: Any, deployment: Deployment, request: pytest.FixtureRequest
+) -> Iterator[Callable[[str], Any]]:
+    """``open_page("ada")``: a new browser context logged in through the login form.
+
+    Like tests/e2e/conftest.py's ``page``: a CSP violation, an uncaught error or a
+    dialog (an alert() would mean injected markup ran) fails the test, and each page's
+    final state is kept as a screenshot."""
+    contexts: list[tuple[str, Any]] = []
+    problems: list[str] = []
+    folder = ARTIFACTS / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:120]
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def open_(username: str) -> Any:
+        context = browser.new_context(
+            base_url=deployment.base, viewport={"width": 1440, "height": 900}
+        )
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        page.on(
+            "console",
+            lambda message: (
+                problems.append(message.text) if "Content Security Policy" in message.text else None
+            ),
+        )
+        page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+        page.on(
+            "dialog",
+            lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()),
+        )
+        page.artifacts = folder
+        page.goto("/accounts/login/")
+        page.fill("input[name=username]", username)
+        page.fill("input[name=password]", DEMO_PASSWORD)
+        page.click("form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/$"))
+        contexts.append((username, context))
+        return page
+
+    try:
+        yield open_
+    finally:
+        for username, context in contexts:
+            try:
+                context.pages[0].screenshot(path=str(folder / f"final-{username}.png"))
+            finally:
+                context.close()
+    assert problems == [], f"the page reported problems: {problems}"
+
+
+def plan_id(deployment: Deployment, name: str) -> int:
+    plans = deployment.api("ada", "GET", "/plans")["items"]
+    return next(plan["id"] for plan in plans if plan["name"] == name)
+
+
+def stop_workers(deployment: Deployment) -> None:
+    for worker in list(deployment.workers):
+        deployment.kill(worker)
+
+
+def ensure_worker(deployment: Deployment) -> None:
+    if not deployment.workers:
+        deployment.start_worker()
+
+
+def open_run(page: Any, run_id: int) -> None:
+    page.goto(f"/runs/{run_id}/")
+    page.wait_for_selector("#run-page[data-state=ready]")
+
+
+def run_id_of(page: Any) -> int:
+    match = re.search(r"/runs/(\d+)/$", page.url)
+    assert match, page.url
+    return int(match.group(1))
+
+
+def click_node(page: Any, node_id: str) -> None:
+    point = page.evaluate(NODE_POINT, node_id)
+    page.mouse.click(point["x"], point["y"])
+    expect(page.locator("#drawer-title")).to_have_text(node_id)
+
+
+def step_statuses(page: Any) -> dict[str, str]:
+    return dict(page.evaluate(STEPS))
+
+
+def matches_a_fresh_fetch(page: Any, deployment: Deployment, run_id: int) -> None:
+    """What the page folded from events equals what the server says now."""
+    mine = page.evaluate("window.forge.run.summary()")
+    fresh = deployment.run(run_id)
+    assert mine["status"] == fresh["status"]
+    assert mine["lastSeq"] == fresh["last_seq"]
+    assert mine["version"] == fresh["version"]
+    assert mine["budget"] == {
+        "usedSteps": fresh["budget"]["used_steps"],
+        "usedTokens": fresh["budget"]["used_tokens"],
+        "usedCost": fresh["budget"]["used_cost"],
+    }
+    assert mine["steps"] == {
+        step["step_id"]: {
+            "status": step["status"],
+            "attempt": step["attempt"],
+            "output": step["output"],
+            "error": step["error"],
+            "tokens": step["tokens"],
+            "cost": step["cost"],
+            "approvedBy": step["approved_by"],
+        }
+        for step in fresh["steps"]
+    }
+
+
+# --- Tests ------------------------------------------------------------------------------
+
+
+def test_a_run_started_from_the_run_list_turns_green_live_without_a_reload(deployment, open_page):
+    stop_workers(deployment)  # the run waits for a worker while the page watches
+    ada = open_page("ada")
+    ada.goto("/runs/")
+    ada.select_option("#start-version", label="Release notes · v1")
+    shoot(ada, "1-run-list")
+    ada.click("#start-run button[type=submit]")
+    ada.wait_for_url(re.compile(r".*/runs/\d+/$"))
+    ada.wait_for_selector("#run-page[data-state=ready]")
+    expect(ada.locator("#live-state")).to_have_attribute("data-state", "live")
+    run_id = run_id_of(ada)
+    first_seq = ada.evaluate("window.forge.run.lastSeq()")
+    assert "succeeded" not in step_statuses(ada).values()
+    ada.evaluate("() => { window.notReloaded = true; }")
+    shoot(ada, "2-waiting-for-a-worker")
+
+    deployment.start_worker()
+
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded", timeout=30_000)
+    assert step_statuses(ada) == {
+        "changelog": "succeeded",
+        "count": "succeeded",
+        "read": "succeeded",
+        "publish": "succeeded",
+    }
+    assert ada.evaluate("window.forge.run.cy.nodes('.s-succeeded').length") == 4
+    assert ada.evaluate("window.notReloaded") is True
+    last_seq = deployment.run(run_id)["last_seq"]
+    assert ada.evaluate("window.forge.run.applied()") == last_seq - first_seq > 0
+    matches_a_fresh_fetch(ada, deployment, run_id)
+    expect(ada.locator("#live-state")).to_have_attribute("data-state", "stopped")
+    expect(ada.locator("#budget [data-gauge=steps] .gauge-value")).to_have_text("4 of 10")
+    expect(ada.locator("#timeline .bar.s-succeeded")).to_have_count(4)
+    shoot(ada, "3-succeeded")
+
+    # The drawer: arguments from the version's document, output, contract, logs.
+    click_node(ada, "count")
+    drawer = ada.locator("#step-drawer")
+    expect(drawer.locator("[data-field=args]")).to_contain_text('"wc"')
+    expect(drawer.locator("[data-field=output]")).to_contain_text("CHANGELOG.txt")
+    expect(drawer.locator(".verdict")).to_have_attribute("data-valid", "true")
+    expect(drawer.locator(".artifact-link", has_text="stdout")).to_have_attribute(
+        "href", re.compile(r"/api/v1/runs/\d+/artifacts/\d+$")
+    )
+    drawer.locator(".artifact", has_text="stdout").locator("summary").click()
+    expect(drawer.locator(".artifact pre.log").first).to_contain_text("CHANGELOG.txt")
+    shoot(ada, "4-drawer")
+
+
+def test_a_page_that_lost_its_connection_catches_up_without_gaps_or_repeats(deployment, open_page):
+    ensure_worker(deployment)
+    run_id = deployment.start_run(plan_id(deployment, "Publish the board review"), 1)
+    deployment.wait_status(run_id, "awaiting_approval")
+    ada = open_page("ada")
+    open_run(ada, run_id)
+    expect(ada.locator("#live-state")).to_have_attribute("data-state", "live")
+    first_seq = ada.evaluate("window.forge.run.lastSeq()")
+    ada.evaluate("window.forge.run.disconnect()")
+
+    # While the page is offline, grace approves and the run finishes.
+    deployment.api("grace", "POST", f"/runs/{run_id}/steps/publish/approve", {"comment": "ok"})
+    deployment.wait_status(run_id, "succeeded")
+    assert ada.evaluate("window.forge.run.lastSeq()") == first_seq
+    expect(ada.locator("#live-state")).to_have_attribute("data-state", "offline")
+    shoot(ada, "1-offline")
+
+    ada.evaluate("window.forge.run.reconnect()")
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded")
+    last_seq = deployment.run(run_id)["last_seq"]
+    assert ada.evaluate("window.forge.run.applied()") == last_seq - first_seq > 0
+    assert ada.evaluate("window.forge.run.connections()") == 2
+    matches_a_fresh_fetch(ada, deployment, run_id)
+    shoot(ada, "2-caught-up")
+
+
+def test_an_approver_approves_a_waiting_step_and_both_pages_see_it_finish(deployment, open_page):
+    ensure_worker(deployment)
+    board = plan_id(deployment, "Publish the board review")
+    ada = open_page("ada")
+    # The address the plan pages' Run button opens.
+    ada.goto(f"/runs/new/?plan={board}&version=1")
+    expect(ada.locator("#start-version")).to_have_value(f"{board}:1")
+    ada.click("#start-run button[type=submit]")
+    ada.wait_for_url(re.compile(r".*/runs/\d+/$"))
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "awaiting_approval")
+    expect(ada.locator("#attention")).to_contain_text("Waiting for approval")
+    assert step_statuses(ada)["publish"] == "awaiting_approval"
+    # ada holds no approver role: the drawer explains instead of offering buttons.
+    ada.locator("#people-list [data-open-step=publish]").click()
+    expect(ada.locator("#step-drawer .drawer-action.waiting")).to_contain_text(
+        "An approver who did not write this version"
+    )
+    expect(ada.locator("#approve-step")).to_have_count(0)
+    shoot(ada, "1-ada-waits")
+
+    grace = open_page("grace")
+    open_run(grace, run_id_of(ada))
+    grace.locator("#people-list [data-open-step=publish]").click()
+    grace.fill("#approval-comment", "Scores checked against the supplier file")
+    shoot(grace, "2-grace-reviews")
+    grace.click("#approve-step")
+
+    for page in (grace, ada):
+        expect(page.locator("#run-page")).to_have_attribute("data-status", "succeeded")
+        assert set(step_statuses(page).values()) == {"succeeded"}
+    expect(grace.locator("#step-drawer .drawer-meta")).to_contain_text("Approved by")
+    expect(grace.locator("#step-drawer .drawer-meta")).to_contain_text("grace")
+    assert ada.evaluate("window.forge.run.state().steps.publish.approvedBy") == "grace"
+    shoot(grace, "3-grace-sees-it-finish")
+    shoot(ada, "3-ada-sees-it-finish")
+
+
+def test_a_failed_contract_shows_the_replan_and_the_run_resumes_on_a_fixed_version(
+    deployment, open_page
+):
+    ensure_worker(deployment)
+    plan = plan_id(deployment, "Score a supplier")
+    ada = open_page("ada")
+    ada.goto("/runs/")
+    ada.select_option("#start-version", label="Score a supplier · v1")
+    ada.click("#start-run button[type=submit]")
+    ada.wait_for_url(re.compile(r".*/runs/\d+/$"))
+    run_id = run_id_of(ada)
+
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "needs_replan")
+    panel = ada.locator("#replan-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator("#replan-failure")).to_contain_text("score")
+    expect(panel.locator("#replan-failure")).to_contain_text("check 1 failed")
+    expect(panel.locator("[data-set=reset] .step-chip")).to_have_text(["report", "score"])
+    expect(panel.locator("[data-set=preserved] .step-chip")).to_have_text(["history"])
+    classes = ada.evaluate(
+        "(ids) => ids.map(id => window.forge.run.cy.getElementById(id).classes())",
+        ["history", "score", "report"],
+    )
+    assert "in-preserved" in classes[0]
+    assert {"in-reset", "failed-step", "s-invalid"} <= set(classes[1])
+    assert "in-reset" in classes[2]
+    expect(panel.locator("#replan-edit")).to_have_attribute(
+        "href", f"/plans/{plan}/edit/?version=1&from_run={run_id}"
+    )
+    shoot(ada, "1-needs-replan")
+
+    # Two new versions, saved while the page is open: one raises the replan cap (plan
+    # drift: refused until approved), one fixes the contract.
+    source = (Path(__file__).parents[2] / "examples/demo/score-supplier.yaml").read_text()
+    drift = source.replace("max_replans: 2", "max_replans: 3")
+    fixed = source.replace("risk_score <= `10`", "risk_score <= `100`")
+    assert drift != source and fixed != source
+    for text, note in ((drift, "more replans"), (fixed, "the score is a percentage")):
+        deployment.api(
+            "ada",
+            "POST",
+            f"/plans/{plan}/versions",
+            {"format": "yaml", "source": text, "note": note},
+        )
+    panel.locator("#resume-refresh").click()
+    expect(panel.locator("#resume-version option")).to_have_count(2)
+
+    panel.locator("#resume-version").select_option("2")
+    panel.locator("#resume-button").click()
+    expect(panel.locator("#resume-error")).to_contain_text("drift_needs_approval")
+    expect(panel.locator("#resume-error")).to_contain_text("max_replans raised from 2 to 3")
+    shoot(ada, "2-drift-refused")
+
+    panel.locator("#resume-version").select_option("3")
+    panel.locator("#resume-button").click()
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded")
+    expect(ada.locator("#version-link")).to_have_text("v3")
+    assert set(step_statuses(ada).values()) == {"succeeded"}
+    expect(ada.locator("#attention")).to_contain_text("keeping the results of history")
+    matches_a_fresh_fetch(ada, deployment, run_id)
+    # The preserved step ran once: one execution record, never re-executed.
+    records = deployment.api("ada", "GET", f"/runs/{run_id}/records")
+    assert [r["step_id"] for r in records].count("history") == 1
+    assert [r["step_id"] for r in records].count("score") == 2
+    shoot(ada, "3-resumed-and-succeeded")
+
+
+def test_markup_in_a_step_output_is_shown_as_text(deployment, open_page):
+    ensure_worker(deployment)
+    source = f"""
+goal: Quote a supplier's note {XSS}
+steps:
+  - id: quote
+    description: "Quote <b>the</b> note {XSS}"
+    depends_on: []
+    tool: echo
+    args: {{note: "{XSS}", html: "<script>alert(2)</script>"}}
+"""
+    plan, number = deployment.approved_plan(f"Quote {XSS}", source)
+    run_id = deployment.start_run(plan, number)
+    deployment.wait_status(run_id, "succeeded")
+
+    ada = open_page("ada")
+    ada.goto("/runs/")
+    expect(ada.locator(f"tr[data-run='{run_id}']")).to_contain_text(f"Quote {XSS}")
+    shoot(ada, "1-run-list")
+    open_run(ada, run_id)
+    click_node(ada, "quote")
+    drawer = ada.locator("#step-drawer")
+    expect(drawer.locator("[data-field=output]")).to_contain_text(XSS)
+    expect(drawer.locator("[data-field=output]")).to_contain_text("<script>alert(2)</script>")
+    expect(drawer.locator(".step-description")).to_have_text(f"Quote <b>the</b> note {XSS}")
+    assert ada.locator("#step-drawer img, #step-drawer script, #step-drawer b").count() == 0
+    assert ada.locator("main img").count() == 0
+    shoot(ada, "2-drawer-shows-text")
+
+
+SLOW_SHELL = """
+goal: Rebuild the supplier archive
+steps:
+  - {id: rebuild, description: Rebuild the archive bundle, tool: shell,
+     args: {argv: [sleep, "4"]}}
+  - {id: summary, description: Summarise the archive, tool: echo, args: {ok: true},
+     depends_on: [rebuild]}
+"""
+
+
+def test_an_operator_reconciles_a_step_interrupted_by_a_dead_worker(deployment, open_page):
+    ensure_worker(deployment)
+    plan, number = deployment.approved_plan("Rebuild the archive", SLOW_SHELL)
+    run_id = deployment.start_run(plan, number)
+    ada = open_page("ada")
+    open_run(ada, run_id)
+    expect(ada.locator("#timeline .bar.running")).to_have_count(1)
+    assert step_statuses(ada)["rebuild"] == "running"
+    shoot(ada, "1-running")
+
+    # The worker dies mid-step; a shell command may have had its effect, so the new
+    # worker's reaper leaves it for a person instead of running it again.
+    stop_workers(deployment)
+    deployment.start_worker()
+    expect(ada.locator("#run-page .people-panel")).to_be_visible(timeout=30_000)
+    assert step_statuses(ada) == {"rebuild": "needs_reconciliation", "summary": "pending"}
+    ada.locator("#people-list [data-open-step=rebuild]").click()
+    ada.fill("#reconcile-output", "{not json")
+    ada.locator(".reconcile-form button[type=submit]").click()
+    expect(ada.locator(".reconcile-form .error")).to_contain_text("not JSON")
+    ada.fill("#reconcile-output", '{"exit_code": 0, "note": "the bundle is there"}')
+    shoot(ada, "2-reconcile")
+    ada.locator(".reconcile-form button[type=submit]").click()
+
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded")
+    expect(ada.locator("#step-drawer [data-field=output]")).to_contain_text("the bundle is there")
+    matches_a_fresh_fetch(ada, deployment, run_id)
+    shoot(ada, "3-reconciled")
+
+
+def test_an_operator_cancels_a_waiting_run(deployment, open_page):
+    ensure_worker(deployment)
+    run_id = deployment.start_run(plan_id(deployment, "Publish the board review"), 1)
+    deployment.wait_status(run_id, "awaiting_approval")
+    ada = open_page("ada")
+    open_run(ada, run_id)
+    ada.locator("#cancel-button").click()
+    expect(ada.locator("#cancel-button")).to_have_text("Really cancel?")
+    ada.locator("#cancel-button").click()
+
+    expect(ada.locator("#run-page")).to_have_attribute("data-status", "cancelled")
+    expect(ada.locator("#cancel-button")).to_be_hidden()
+    assert step_statuses(ada)["publish"] == "cancelled"
+    matches_a_fresh_fetch(ada, deployment, run_id)
+    shoot(ada, "cancelled")

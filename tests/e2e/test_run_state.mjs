@@ -1,0 +1,225 @@
+// Unit tests of the run page's pure modules (static/forge/js/run/state.js, sequence.js),
+// run by node:test from tests/e2e/test_run_state.py. No DOM, no browser.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { EventSequencer } from "../../static/forge/js/run/sequence.js";
+import { applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary } from "../../static/forge/js/run/state.js";
+
+const T0 = "2025-01-31T09:00:00.000Z";
+const at = (ms) => new Date(Date.parse(T0) + ms).toISOString();
+
+function detail(overrides = {}) {
+  return {
+    id: 7,
+    plan_id: 3,
+    plan_name: "Release notes",
+    version: 1,
+    status: "queued",
+    started_by: "ada",
+    created_at: T0,
+    finished_at: null,
+    replans: 0,
+    last_seq: 0,
+    budget: { used_steps: 0, used_tokens: 0, used_cost: 0, max_steps: 10, max_tokens: 1000, max_cost: null },
+    max_replans: 2,
+    failed_step: "",
+    reset: [],
+    preserved: [],
+    blocked_reason: "",
+    steps: ["fetch", "score", "report"].map((id, index) => ({
+      step_id: id,
+      plan_version: 1,
+      status: "pending",
+      attempt: 0,
+      tool: "echo",
+      args_hash: `h-${id}`,
+      depends_on: index ? [["fetch", "score", "report"][index - 1]] : [],
+      output: null,
+      error: "",
+      verdict: null,
+      tokens: 0,
+      cost: 0,
+      approved_by: "",
+      started_at: null,
+      finished_at: null,
+      latency_ms: null,
+    })),
+    ...overrides,
+  };
+}
+
+let seq = 0;
+function ev(event_type, fields = {}) {
+  seq += 1;
+  return {
+    seq,
+    event_type,
+    step_id: null,
+    transition: null,
+    step_status: null,
+    blocked_reason: "",
+    facts: null,
+    verdict: null,
+    tokens: 0,
+    cost: 0,
+    latency_ms: null,
+    actor: "",
+    plan_version: 1,
+    created_at: at(seq * 100),
+    ...fields,
+  };
+}
+
+function step(event_type, id, from, to, fields = {}) {
+  return ev(event_type, { step_id: id, transition: [from, to], step_status: to, ...fields });
+}
+
+function run(event_type, from, to, fields = {}) {
+  return ev(event_type, { transition: [from, to], ...fields });
+}
+
+// A run that fails its contract at "score", is resumed on v2 and succeeds.
+function history() {
+  seq = 0;
+  return [
+    run("run_started", "queued", "running", { facts: { steps: ["fetch", "score", "report"] } }),
+    step("step_ready", "fetch", "pending", "ready"),
+    step("step_started", "fetch", "ready", "running", { tokens: 40 }),
+    step("step_succeeded", "fetch", "running", "succeeded", { facts: { rows: 3 }, verdict: { valid: true, errors: [] }, tokens: 25, latency_ms: 12 }),
+    step("step_ready", "score", "pending", "ready"),
+    step("step_started", "score", "ready", "running", { tokens: 40 }),
+    step("step_invalid", "score", "running", "invalid", { facts: { risk: 14 }, verdict: { valid: false, errors: ["check 1 failed"] }, blocked_reason: "check 1 failed", tokens: 30 }),
+    run("run_needs_replan", "running", "needs_replan", { blocked_reason: "step 'score' invalid", facts: { failed_step: "score", reset: ["report", "score"], preserved: ["fetch"], error: "check 1 failed" } }),
+    run("run_resumed", "needs_replan", "running", { plan_version: 2, actor: "ada", facts: { steps: ["fetch", "score", "report"], preserved: ["fetch"], reset: ["score", "report"], added: [], removed: [], from_version: 1 } }),
+    step("step_ready", "score", "pending", "ready", { plan_version: 2 }),
+    step("step_started", "score", "ready", "running", { plan_version: 2 }),
+    step("step_succeeded", "score", "running", "succeeded", { plan_version: 2, facts: { risk: 6 }, verdict: { valid: true, errors: [] } }),
+    step("step_ready", "report", "pending", "ready", { plan_version: 2 }),
+    step("step_started", "report", "ready", "running", { plan_version: 2 }),
+    step("step_succeeded", "report", "running", "succeeded", { plan_version: 2, facts: { committed: true } }),
+    run("run_succeeded", "running", "succeeded", { plan_version: 2 }),
+  ];
+}
+
+test("folding a run's events gives its final state", () => {
+  const final = applyEvents(fromDetail(detail()), history());
+
+  assert.equal(final.status, "succeeded");
+  assert.equal(final.version, 2);
+  assert.equal(final.replans, 1);
+  assert.equal(final.lastSeq, 16);
+  assert.equal(final.finishedAt, at(1600));
+  assert.deepEqual(
+    Object.fromEntries(final.order.map((id) => [id, [final.steps[id].status, final.steps[id].attempt]])),
+    { fetch: ["succeeded", 1], score: ["succeeded", 1], report: ["succeeded", 1] },
+  );
+  assert.deepEqual(final.steps.fetch.output, { rows: 3 });
+  assert.deepEqual(final.lastResume.preserved, ["fetch"]);
+  // Reserved 40 at each start, settled with the real use: 25 + 30 tokens.
+  assert.deepEqual(final.budget, { usedSteps: 4, usedTokens: 55, usedCost: 0, maxSteps: 10, maxTokens: 1000, maxCost: null });
+});
+
+test("needs_replan records the failed step, the reset set and the preserved set", () => {
+  const events = history();
+  const waiting = applyEvents(fromDetail(detail()), events.slice(0, 8));
+
+  assert.equal(waiting.status, "needs_replan");
+  assert.equal(waiting.failedStep, "score");
+  assert.equal(waiting.failureError, "check 1 failed");
+  assert.deepEqual(waiting.reset, ["report", "score"]);
+  assert.deepEqual(waiting.preserved, ["fetch"]);
+  assert.equal(waiting.steps.score.status, "invalid");
+  assert.deepEqual(waiting.steps.score.verdict, { valid: false, errors: ["check 1 failed"] });
+  assert.equal(waiting.blockedReason, "step 'score' invalid");
+});
+
+test("a page that starts from a snapshot and applies the rest equals one that saw everything", () => {
+  const events = history();
+  const everything = applyEvents(fromDetail(detail()), events);
+  for (let cut = 0; cut <= events.length; cut += 1) {
+    const snapshot = applyEvents(fromDetail(detail()), events.slice(0, cut));
+    const resumed = applyEvents(snapshot, events.slice(cut));
+    assert.deepEqual(summary(resumed), summary(everything), `cut at ${cut}`);
+  }
+});
+
+test("an event already applied changes nothing, so a reconnection's overlap is harmless", () => {
+  const events = history();
+  const once = applyEvents(fromDetail(detail()), events);
+  const twice = applyEvents(applyEvents(fromDetail(detail()), events.slice(0, 6)), events);
+
+  assert.deepEqual(summary(twice), summary(once));
+  assert.equal(applyEvent(once, events[3]), once);
+});
+
+test("the sequencer hands events over in seq order, holds those after a gap and drops repeats", () => {
+  const events = history();
+  const sequencer = new EventSequencer(2);
+
+  assert.deepEqual(sequencer.push([events[0], events[1]]), []); // seqs 1 and 2: already applied
+  assert.deepEqual(sequencer.push([events[4], events[3]]).map((e) => e.seq), []); // 5 and 4 wait for 3
+  assert.equal(sequencer.hasGap, true);
+  assert.deepEqual(sequencer.push([events[2], events[3]]).map((e) => e.seq), [3, 4, 5]);
+  assert.equal(sequencer.hasGap, false);
+  assert.equal(sequencer.lastSeq, 5);
+  assert.deepEqual(sequencer.push([events[4], events[5]]).map((e) => e.seq), [6]);
+});
+
+test("the timing of a step comes from its start and end events", () => {
+  const events = history();
+  const state = applyEvents(fromDetail(detail()), events.slice(0, 4));
+
+  assert.equal(state.steps.fetch.startedAt, at(300));
+  assert.equal(state.steps.fetch.finishedAt, at(400));
+  assert.equal(state.steps.fetch.latencyMs, 12);
+});
+
+test("an approval names its approver and a waiting step keeps its reason", () => {
+  seq = 0;
+  const state = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running"),
+    step("step_awaiting_approval", "fetch", "pending", "awaiting_approval", { blocked_reason: "plan requires approval before scope 'file_write'" }),
+    run("run_awaiting_approval", "running", "awaiting_approval", { blocked_reason: "steps wait for approval" }),
+  ]);
+  assert.equal(state.steps.fetch.error, "plan requires approval before scope 'file_write'");
+  assert.equal(state.status, "awaiting_approval");
+
+  const approved = applyEvents(state, [step("step_approved", "fetch", "awaiting_approval", "ready", { actor: "grace" })]);
+  assert.equal(approved.steps.fetch.approvedBy, "grace");
+  assert.equal(approved.steps.fetch.status, "ready");
+});
+
+test("gauges and counts describe the budget and the steps", () => {
+  const state = applyEvents(fromDetail(detail()), history().slice(0, 7));
+
+  assert.deepEqual(
+    gauges(state).map(({ key, used, max, ratio }) => [key, used, max, ratio]),
+    [["steps", 2, 10, 0.2], ["tokens", 55, 1000, 0.055], ["cost", 0, null, null]],
+  );
+  assert.deepEqual(statusCounts(state), [["pending", 1], ["succeeded", 1], ["invalid", 1]]);
+});
+
+test("a running step's reservation from the page's data is settled by its end event", () => {
+  seq = 0;
+  const data = detail({ status: "running", last_seq: 3, budget: { used_steps: 1, used_tokens: 40, used_cost: 0.5, max_steps: null, max_tokens: null, max_cost: null } });
+  data.steps[0] = { ...data.steps[0], status: "running", attempt: 1, reserved_tokens: 40, reserved_cost: 0.5 };
+  seq = 3;
+  const state = applyEvents(fromDetail(data), [step("step_succeeded", "fetch", "running", "succeeded", { tokens: 12, cost: 0.1 })]);
+
+  assert.equal(state.budget.usedTokens, 12);
+  assert.ok(Math.abs(state.budget.usedCost - 0.1) < 1e-9);
+  assert.equal(state.steps.fetch.tokens, 12);
+});
+
+test("applying events never changes the state it was given", () => {
+  const events = history();
+  const start = applyEvents(fromDetail(detail()), events.slice(0, 5));
+  const copy = structuredClone(start);
+
+  const after = applyEvents(start, events.slice(5));
+
+  assert.deepEqual(start, copy);
+  assert.notEqual(after.steps, start.steps);
+  assert.equal(after.steps.fetch, start.steps.fetch); // an untouched step keeps its identity
+});
