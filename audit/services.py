@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,7 +24,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from audit import chain
-from audit.models import AuditEvent
+from audit.models import AuditEvent, ChainCheckpoint
 from audit.redaction import redact
 
 # pg_advisory_xact_lock takes a bigint; this one is derived from a name so that it is
@@ -77,10 +79,25 @@ class Verification:
 
 def verify() -> Verification:
     """Walk the whole chain in seq order, in chunks, and name the first broken row."""
-    expected_seq, prev_hash = 1, chain.GENESIS_HASH
+    return _walk(1, chain.GENESIS_HASH)[0]
+
+
+def _walk(
+    first_seq: int, prev_hash: str, limit: int | None = None
+) -> tuple[Verification, int, str]:
+    """Check the rows from ``first_seq`` on (at most ``limit``), given the hash of the row
+    before it; return the verdict, the rows read and the last intact row's hash."""
+    expected_seq, rows_read = first_seq, 0
     fields = ("seq", "at", "actor", "action", "object_type", "object_id", "payload")
-    rows = AuditEvent.objects.order_by("seq").values_list(*fields, "prev_hash", "hash")
+    rows = (
+        AuditEvent.objects.filter(seq__gte=first_seq)
+        .order_by("seq")
+        .values_list(*fields, "prev_hash", "hash")
+    )
+    if limit is not None:
+        rows = rows[:limit]
     for *values, stored_prev, stored_hash in rows.iterator(chunk_size=VERIFY_CHUNK):
+        rows_read += 1
         event = dict(zip(fields, values, strict=True))
         seq = event["seq"]
         reason = ""
@@ -91,9 +108,237 @@ def verify() -> Verification:
         elif stored_hash != chain.event_hash(prev_hash=prev_hash, **event):
             reason = "hash does not match the row's content"
         if reason:
-            return Verification(False, expected_seq - 1, seq, reason)
+            return Verification(False, expected_seq - 1, seq, reason), rows_read, prev_hash
         expected_seq, prev_hash = seq + 1, stored_hash
-    return Verification(True, expected_seq - 1, None)
+    return Verification(True, expected_seq - 1, None), rows_read, prev_hash
+
+
+# --- The chain's state for pages: checkpoints ------------------------------------------
+
+# How many rows one look at the chain's state may walk past the latest checkpoint: about
+# 50 ms of reading and hashing here, so a page view stays fast; a longer tail waits for
+# the next views or for a full walk. (A trail grows by a few rows a minute: one look
+# usually sees it all.)
+STATE_WALK_LIMIT = 2_000
+# A look that walked fewer rows than this stores no checkpoint: walking them again costs
+# less than a write per page view.
+CHECKPOINT_MIN_ROWS = 1_000
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """What the audit page says about the chain.
+
+    ``ok`` with ``verified_through == head``: every row up to the newest is intact
+    (``pending`` is 0). ``ok`` with ``pending`` rows: those are newer than what has been
+    checked so far. Not ``ok``: ``broken_at`` is the first row that fails, ``reason`` why.
+    ``full_walk`` is the latest walk that started at seq 1 (None if there was none);
+    rows before its end were checked by it, rows after by later incremental walks."""
+
+    ok: bool
+    verified_through: int
+    head: int
+    broken_at: int | None
+    reason: str
+    checked_at: datetime | None
+    full_walk: ChainCheckpoint | None
+    walked_now: int
+
+    @property
+    def pending(self) -> int:
+        return max(self.head - self.verified_through, 0) if self.ok else 0
+
+
+def verify_and_record() -> Verification:
+    """``verify()`` the whole chain and store the outcome as a checkpoint."""
+    started, clock = timezone.now(), time.perf_counter()
+    result, rows, last_hash = _walk(1, chain.GENESIS_HASH)
+    _store(started, ChainCheckpoint.FULL, 1, result, rows, last_hash, time.perf_counter() - clock)
+    return result
+
+
+def chain_state(limit: int | None = None) -> ChainState:
+    """The chain's state from the latest checkpoint, walking at most ``limit`` newer rows
+    (``STATE_WALK_LIMIT`` by default); stores a checkpoint when it walked many rows or
+    found a break. See ``ChainCheckpoint`` for what an incremental walk proves."""
+    limit = STATE_WALK_LIMIT if limit is None else limit
+    head = AuditEvent.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+    latest = ChainCheckpoint.objects.order_by("-id").first()
+    full = latest if latest is not None and latest.full else latest_full_walk()
+    if latest is not None and not latest.ok:
+        return _state(latest, head, full, 0)  # a broken chain stays broken
+    started, clock = timezone.now(), time.perf_counter()
+    through, prev_hash = (latest.through_seq, latest.through_hash) if latest else (0, "")
+    if through:
+        stored = AuditEvent.objects.filter(seq=through).values_list("hash", flat=True).first()
+        if stored != prev_hash:
+            when = latest.checked_at.isoformat(timespec="seconds") if latest else ""
+            reason = (
+                f"row {through} is missing" if stored is None else f"row {through} changed"
+            ) + f" since it was verified (at {when})"
+            result = Verification(False, through - 1, through, reason)
+            checkpoint = _store(
+                started,
+                ChainCheckpoint.INCREMENTAL,
+                through,
+                result,
+                1,
+                "",
+                time.perf_counter() - clock,
+            )
+            return _state(checkpoint, head, full, 1)
+    else:
+        prev_hash = chain.GENESIS_HASH
+    result, rows, last_hash = _walk(through + 1, prev_hash, limit)
+    elapsed = time.perf_counter() - clock
+    if not result.ok or rows >= CHECKPOINT_MIN_ROWS:
+        checkpoint = _store(
+            started, ChainCheckpoint.INCREMENTAL, through + 1, result, rows, last_hash, elapsed
+        )
+        return _state(checkpoint, head, full, rows)
+    checked_at = started if rows else (latest.checked_at if latest else None)
+    return ChainState(True, result.verified_through, head, None, "", checked_at, full, rows)
+
+
+def latest_full_walk() -> ChainCheckpoint | None:
+    """The latest full walk's checkpoint (``verify_and_record``), or None."""
+    return ChainCheckpoint.objects.filter(kind=ChainCheckpoint.FULL).order_by("-id").first()
+
+
+def _store(
+    started: datetime,
+    kind: str,
+    from_seq: int,
+    result: Verification,
+    rows: int,
+    last_hash: str,
+    seconds: float,
+) -> ChainCheckpoint:
+    return ChainCheckpoint.objects.create(
+        checked_at=started,
+        kind=kind,
+        from_seq=from_seq,
+        through_seq=result.verified_through,
+        through_hash=last_hash if result.verified_through else "",
+        broken_at=result.broken_at,
+        reason=result.reason,
+        rows=rows,
+        duration_ms=round(seconds * 1000, 3),
+    )
+
+
+def _state(
+    checkpoint: ChainCheckpoint, head: int, full: ChainCheckpoint | None, walked: int
+) -> ChainState:
+    return ChainState(
+        checkpoint.ok,
+        checkpoint.through_seq,
+        head,
+        checkpoint.broken_at,
+        checkpoint.reason,
+        checkpoint.checked_at,
+        full,
+        walked,
+    )
+
+
+# --- Loading a trail in bulk -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedEvent:
+    """One event for ``bulk_load_chain``: what ``record`` takes, plus its time."""
+
+    at: datetime
+    actor: str
+    action: str
+    object_type: str
+    object_id: str
+    payload: dict[str, Any]
+
+
+def bulk_load_chain(events: Iterable[LoadedEvent], *, batch_size: int = 5_000) -> int:
+    """Append ``events`` to the chain in one transaction; return how many were written.
+
+    For loading a trail in bulk (``manage.py forge_seed_load``, which seeds a database
+    for benchmarks) and nothing else: the application's own decisions go through
+    ``record``, one by one, inside the transaction of the change they describe. This
+    path exists because a million ``record`` calls take many minutes, while hashing in
+    a loop and inserting batches with ``executemany`` takes seconds, and because the
+    model refuses ``bulk_create`` on purpose (every other caller stays refused).
+
+    The events are appended in the order given, after the current last row, each
+    redacted, canonicalised and hashed exactly as ``record`` does, under the same lock
+    (PostgreSQL's advisory lock, SQLite's write lock), so ``verify()`` checks them like
+    any other row. ``at`` must be timezone-aware; it is stored as given (a loaded
+    history may well be older than the rows already there).
+    """
+    using = router.db_for_write(AuditEvent)
+    connection = connections[using]
+    meta = AuditEvent._meta
+    columns = (
+        "seq",
+        "at",
+        "actor",
+        "action",
+        "object_type",
+        "object_id",
+        "payload",
+        "prev_hash",
+        "hash",
+    )
+    at_field = meta.get_field("at")
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        connection.ops.quote_name(meta.db_table),
+        ", ".join(connection.ops.quote_name(meta.get_field(c).column) for c in columns),
+        ", ".join(["%s"] * len(columns)),
+    )
+    written = 0
+    with transaction.atomic(using=using):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_LOCK_KEY])
+        last = AuditEvent.objects.using(using).order_by("-seq").values_list("seq", "hash").first()
+        seq, prev_hash = last or (0, chain.GENESIS_HASH)
+        batch: list[tuple[Any, ...]] = []
+        with connection.cursor() as cursor:
+            for event in events:
+                seq += 1
+                # Dumped as record() stores it; record's json round trip changes nothing
+                # that canonical_json writes, so it is skipped here.
+                payload = redact(event.payload)
+                fields = {
+                    "seq": seq,
+                    "at": event.at,
+                    "actor": str(event.actor),
+                    "action": str(event.action),
+                    "object_type": str(event.object_type),
+                    "object_id": str(event.object_id),
+                    "payload": payload,
+                }
+                digest = chain.event_hash(prev_hash=prev_hash, **fields)
+                batch.append(
+                    (
+                        seq,
+                        at_field.get_db_prep_value(event.at, connection),
+                        fields["actor"],
+                        fields["action"],
+                        fields["object_type"],
+                        fields["object_id"],
+                        chain.canonical_json(payload),
+                        prev_hash,
+                        digest,
+                    )
+                )
+                prev_hash = digest
+                if len(batch) >= batch_size:
+                    cursor.executemany(sql, batch)
+                    written += len(batch)
+                    batch.clear()
+            if batch:
+                cursor.executemany(sql, batch)
+                written += len(batch)
+    return written
 
 
 def events(

@@ -38,6 +38,7 @@ from forge.runtime import TransitionRefused
 from plans.api import router as plans_router
 from plans.errors import UnknownVersion, VersionConflict
 from runs.api import router as runs_router
+from runs.metrics_api import router as metrics_router
 from runs.services import NotRunnable
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ api.add_router("", accounts_router)  # /me, /tokens
 api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
 api.add_router("", plans_router)  # /plans..., /compile, /tools
 api.add_router("", runs_router)  # /runs...
+api.add_router("", metrics_router)  # /metrics
 
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.

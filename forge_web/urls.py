@@ -7,6 +7,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from forge_web import views
 from forge_web.api import api
 from runs import metrics_views
+from runs.urls import review_urls
 
 
 def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
@@ -23,6 +24,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("plans/", include("plans.urls")),
     path("runs/", include("runs.urls")),
+    path("review/", include(review_urls)),
     path("audit/", include("audit.urls")),
     path("metrics/", metrics_views.metrics_page, name="metrics"),
     path("api/v1/", _api_urls()),

@@ -34,9 +34,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, DateField, Exists, Func, OuterRef, Q, Sum
 
 from audit.models import AuditEvent
 from runs.models import Run, RunEvent, StepApproval, StepRun
@@ -197,12 +197,23 @@ def day_start(day: date) -> datetime:
 # --- The queries ----------------------------------------------------------------------
 
 
+class UTCDay(Func):  # type: ignore[misc]
+    """The UTC date of a datetime column. On SQLite, where Django stores UTC as text, its
+    first ten characters: ``TruncDate`` would call a Python function per row there."""
+
+    output_field = DateField()
+    template = "(%(expressions)s AT TIME ZONE 'UTC')::date"
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, template="substr(%(expressions)s, 1, 10)", **extra)
+
+
 def _finished_runs(since: datetime, until: datetime) -> tuple[dict[date, dict[str, int]], float]:
     """Runs that finished in the period, counted per day and outcome, in one query; and
     the cost of the ones that succeeded."""
     rows = (
         Run.objects.filter(finished_at__gte=since, finished_at__lt=until, status__in=FINISHED)
-        .annotate(day=TruncDate("finished_at", tzinfo=UTC))
+        .annotate(day=UTCDay("finished_at"))
         .values("day")
         .annotate(
             cost=Sum("used_cost", filter=Q(status="succeeded"), default=0.0),
@@ -259,7 +270,7 @@ def _step_latencies(since: datetime, until: datetime) -> dict[date, list[float]]
         StepRun.objects.filter(
             finished_at__gte=since, finished_at__lt=until, latency_ms__isnull=False
         )
-        .annotate(day=TruncDate("finished_at", tzinfo=UTC))
+        .annotate(day=UTCDay("finished_at"))
         .order_by("latency_ms")
         .values_list("day", "latency_ms")
     )

@@ -36,7 +36,11 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status"]), models.Index(fields=["created_at"])]
+        indexes = [
+            models.Index(fields=["status"]),
+            models.Index(fields=["created_at"]),
+            models.Index(fields=["finished_at"], name="run_finished_at"),  # runs.metrics
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.plan_id} v{self.version_id}"
@@ -78,7 +82,11 @@ class StepRun(models.Model):
                 fields=["run", "plan_version", "step_id"], name="one_step_run_per_version"
             )
         ]
-        indexes = [models.Index(fields=["status", "lease_expires_at"])]
+        indexes = [
+            models.Index(fields=["status", "lease_expires_at"]),
+            # runs.metrics: the latencies of the steps finished in a period, from the index.
+            models.Index(fields=["finished_at", "latency_ms"], name="steprun_finished_latency"),
+        ]
 
 
 class RunEvent(models.Model):
@@ -110,6 +118,8 @@ class RunEvent(models.Model):
     class Meta:
         ordering = ["run_id", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="gapless_seq_per_run")]
+        # runs.metrics: the approvals requested in a period.
+        indexes = [models.Index(fields=["event_type", "created_at"], name="runevent_type_created")]
 
 
 class ExecutionRecord(models.Model):

@@ -1,21 +1,20 @@
 """Seed a database with a working history for load tests: many runs and a long audit trail.
 
 ``manage.py forge_seed_load`` (by default 10,000 runs and 1,000,000 audit events over the
-last 90 days) creates three users (``load-author``, ``load-approver``,
-``load-operator``) and five plans with versions 1 to 3, approved, through the usual
-services; then it writes, in bulk, runs with their step runs, run events and step
-approvals, and the audit trail: each run's own events (``run.started``,
-``run.step_approved`` / ``run.step_rejected``, ``run.resumed`` with its ``drift``,
-``run.cancelled``) and everyday traffic (logins, exports, diffs, tokens, reviews) up to
-the number asked for.
+last 90 days) fills an empty database with three users (``load-author``,
+``load-approver``, ``load-operator``), five plans of three approved versions, runs with
+their step runs, run events and step approvals, and the audit trail: the setup's events,
+each run's own (``run.started``, ``run.step_approved`` / ``run.step_rejected``,
+``run.resumed`` with its ``drift``, ``run.cancelled``) and everyday traffic (logins,
+exports, diffs, tokens, reviews) up to the number asked for, all in time order.
 
-The numbers are random but seeded (``--seed``), so two loads of an empty database give
-the same history. The audit trail goes through ``audit.services.bulk_load_chain``: every
-row is redacted, canonicalised and hashed as ``record`` does and the chain verifies; the
-loaded history is dated in the past, after the few rows the setup itself wrote. Runs,
-steps and events are inserted with ``bulk_create``; their ``created_at`` is set
-explicitly (``auto_now_add`` is lifted for this command alone). Nothing here runs a
-tool, a worker or the scheduler: it is data for pages, metrics and benchmarks.
+The numbers are random but seeded (``--seed``): two loads give the same history. Rows
+are written directly, in bulk, not through the services (which would date them now, and
+take hours): plans are still compiled, and the trail goes through
+``audit.services.bulk_load_chain``, which redacts, canonicalises and hashes every row as
+``record`` does, so the chain verifies. ``created_at`` values are set explicitly
+(``auto_now_add`` is lifted for this command alone). Nothing here runs a tool, a worker
+or the scheduler: it is data for pages, metrics and benchmarks (``bench/pages.py``).
 """
 
 from __future__ import annotations
@@ -30,16 +29,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections, models, router, transaction
 from django.db.models import Field
 from django.utils import timezone
 
-from accounts.services import save_user
+from accounts.models import User
+from audit.models import AuditEvent
 from audit.services import LoadedEvent, bulk_load_chain
-from forge.plan import from_data
-from plans import services as plans
-from plans.models import Plan, PlanVersion
+from forge.plan import content_hash, from_data, to_data
+from plans.compilation import compile_document
+from plans.models import Approval, Plan, PlanVersion, VersionStatus
 from runs.models import Run, RunEvent, StepApproval, StepRun
 
 PLAN_NAMES = (
@@ -69,6 +69,7 @@ LIVE_STATUSES = ("running", "awaiting_approval")
 # LIVE_WINDOW_END. A finished run lasts at most about 2.5 hours (two replans of half an
 # hour, an approval of an hour, steps of two minutes at most), so none ends in the future.
 LIVE_WINDOW = timedelta(hours=4)
+SETUP_TIME = timedelta(minutes=30)  # users and plans come first, then runs
 LIVE_WINDOW_END = timedelta(minutes=15)
 DRIFT = ["approval before 'external_email' is no longer required"]
 # Everyday traffic in the trail: (action, object_type, weight).
@@ -122,8 +123,16 @@ class Command(BaseCommand):
         self.now = timezone.now()
         self.window_start = self.now - timedelta(days=max(1, options["days"]))
 
+        existing = AuditEvent.objects.count()
+        if existing:
+            raise CommandError(
+                f"forge_seed_load fills an empty database, and this one has {existing:,} "
+                "audit events: the history it loads is dated in the past, and a trail's "
+                "times should not go backwards (point DATABASE_URL at a new database)"
+            )
         clock = time.perf_counter()
-        users, versions = self._setup()
+        with transaction.atomic():
+            users, versions, setup_audit = self._setup()
         self._report("users and plans", clock)
 
         clock = time.perf_counter()
@@ -136,7 +145,7 @@ class Command(BaseCommand):
         self._report(f"{runs:,} runs, {steps:,} step runs, {events:,} run events", clock)
 
         clock = time.perf_counter()
-        run_audit = sorted(
+        run_audit = setup_audit + sorted(
             (
                 LoadedEvent(at, actor, action, "run", str(item.run.pk), payload)
                 for item in planned
@@ -154,44 +163,119 @@ class Command(BaseCommand):
     def _report(self, what: str, since: float) -> None:
         self.stdout.write(f"{what}: {time.perf_counter() - since:.1f} s")
 
-    # --- Setup: through the services, as a person would ---------------------------------
+    # --- Setup: people and plans, dated at the start of the history ---------------------
 
-    def _setup(self) -> tuple[dict[str, Any], list[list[PlanVersion]]]:
-        actor = "cli:forge_seed_load"
-        users = {
-            role: save_user(f"load-{role}", actor=actor, roles=[role])[0]
-            for role in ("author", "approver", "operator")
-        }
-        versions = []
-        for name in PLAN_NAMES:
-            existing = Plan.objects.filter(name=name, created_by=users["author"]).first()
-            if existing is not None and existing.versions.count() >= 3:
-                versions.append(list(existing.versions.order_by("number")[:3]))
-                continue
-            chain = []
-            version = plans.create_plan(users["author"], name, from_data(_document(name, 1)))
-            plans.approve(version, users["approver"], "load test")
-            chain.append(version)
-            for number in (2, 3):
-                version = plans.create_version(
-                    version.plan,
-                    users["author"],
-                    from_data(_document(name, number)),
-                    replan_reason="a step failed its contract",
-                    note=f"replan {number - 1}",
+    def _setup(self) -> tuple[dict[str, Any], list[list[PlanVersion]], list[LoadedEvent]]:
+        """Three users and five plans of three approved versions each, written directly
+        (not through the services, whose audit rows would be dated now, after the
+        history loaded next); returns their audit events, dated at the window's start."""
+        actor, at = "cli:forge_seed_load", self.window_start
+        audit: list[LoadedEvent] = []
+        users = {}
+        for role in ("author", "approver", "operator"):
+            user = User(username=f"load-{role}", roles=[role], date_joined=at)
+            user.set_unusable_password()
+            user.save()
+            users[role] = user
+            audit.append(
+                LoadedEvent(
+                    at,
+                    actor,
+                    "user.created",
+                    "user",
+                    str(user.pk),
+                    {"username": user.username, "roles": [role], "changed": []},
                 )
-                plans.approve(version, users["approver"], "load test")
-                chain.append(version)
-            versions.append(chain)
-        return users, versions
+            )
+        author, approver = users["author"], users["approver"]
+        versions = []
+        plan_created = Plan._meta.get_field("created_at")
+        version_created = PlanVersion._meta.get_field("created_at")
+        approval_created = Approval._meta.get_field("created_at")
+        with _explicit_times(plan_created, version_created, approval_created):
+            for name in PLAN_NAMES:
+                at += timedelta(minutes=1)
+                plan = Plan.objects.create(name=name, created_by=author, created_at=at)
+                audit.append(
+                    LoadedEvent(
+                        at,
+                        author.username,
+                        "plan.created",
+                        "plan",
+                        str(plan.pk),
+                        {"plan": plan.pk, "name": name},
+                    )
+                )
+                chain: list[PlanVersion] = []
+                for number in (1, 2, 3):
+                    at += timedelta(seconds=30)
+                    document = from_data(_document(name, number))
+                    result = compile_document(document)
+                    version = PlanVersion.objects.create(
+                        plan=plan,
+                        number=number,
+                        document=to_data(document),
+                        content_hash=content_hash(document),
+                        parent=chain[-1] if chain else None,
+                        replan_reason="a step failed its contract" if chain else "",
+                        author=author,
+                        planner="editor",
+                        created_at=at,
+                        diagnostics=[d.to_data() for d in result.diagnostics],
+                        has_errors=not result.ok,
+                        status=VersionStatus.APPROVED,
+                    )
+                    about = {
+                        "plan": plan.pk,
+                        "version": number,
+                        "content_hash": version.content_hash,
+                    }
+                    audit.append(
+                        LoadedEvent(
+                            at,
+                            author.username,
+                            "plan_version.created",
+                            "plan",
+                            str(plan.pk),
+                            {**about, "steps": 4},
+                        )
+                    )
+                    at += timedelta(seconds=30)
+                    approval = Approval.objects.create(
+                        version=version,
+                        reviewer=approver,
+                        decision="approved",
+                        comment="load test",
+                        created_at=at,
+                    )
+                    audit.append(
+                        LoadedEvent(
+                            at,
+                            approver.username,
+                            "plan_version.approved",
+                            "plan",
+                            str(plan.pk),
+                            {
+                                **about,
+                                "approval": approval.pk,
+                                "comment": "load test",
+                                "status": "approved",
+                            },
+                        )
+                    )
+                    chain.append(version)
+                plan.latest_version = chain[-1]
+                plan.save(update_fields=["latest_version"])
+                versions.append(chain)
+        return users, versions, audit
 
     # --- Runs ----------------------------------------------------------------------------
 
     def _plan_run(self, users: dict[str, Any], versions: list[list[PlanVersion]]) -> PlannedRun:
         rng = self.rng
         chain = rng.choice(versions)
-        latest = self.now - LIVE_WINDOW_END
-        created = self.window_start + (latest - self.window_start) * rng.random()
+        first, latest = self.window_start + SETUP_TIME, self.now - LIVE_WINDOW_END
+        created = first + (latest - first) * rng.random()
         if created > self.now - LIVE_WINDOW:
             # Recent runs are still going: nothing of theirs can be dated in the future.
             status, replans = rng.choices(LIVE_STATUSES, weights=(7, 3))[0], 0
@@ -376,16 +460,19 @@ class _RunBuilder:
         starts); later steps stay pending. Returns a run status when an approver's
         rejection decided it, else "". ``record``: keep StepRun rows (the final version's)."""
         rng = self.rng
-        for position, step_id in enumerate(STEPS):
-            step = StepRun(
+        steps = [
+            StepRun(
                 plan_version=version,
                 step_id=step_id,
                 position=position,
                 status="pending",
                 tool_name="echo",
             )
-            if record:
-                self.planned.steps.append(step)
+            for position, step_id in enumerate(STEPS)
+        ]
+        if record:
+            self.planned.steps.extend(steps)  # every step, those never reached included
+        for position, (step_id, step) in enumerate(zip(STEPS, steps, strict=True)):
             if position > stop or (position == stop and not outcome):
                 continue
             self.tick(rng.uniform(0.01, 0.2))

@@ -1,0 +1,199 @@
+"""The audit trail page: filter and page through the trail, see the chain's state, export
+what the filters select, and walk the whole chain on demand. Needs ``audit.view``.
+
+The page reads ``audit.browse`` (keyset pages newest first) and
+``audit.services.chain_state`` (the chain from its latest checkpoint, a bounded walk per
+view); the export links are the API's own ``/api/v1/audit/export`` with the same
+filters, which a logged-in browser may call. "Verify the whole chain" is a POST that
+walks every row (``verify_and_record``): seconds for a million rows, so it is a button,
+not part of every view, and a walk finished in the last ``FULL_WALK_COOLDOWN`` is shown
+instead of starting another.
+
+``audit`` may not import ``accounts`` (sibling floors): the permission is asked of the
+user model itself, ``request.user.can("audit.view")`` (accounts.roles).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, timedelta
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from audit import browse, services
+from audit.models import AuditEvent
+
+READ_PERMISSION = "audit.view"
+MAX_SEQ = 2**63 - 1
+FULL_WALK_COOLDOWN = timedelta(minutes=1)
+FILTER_FIELDS = ("actor", "action", "object_type", "object_id", "since", "until")
+
+
+def _ensure_reader(request: HttpRequest) -> None:
+    if not request.user.can(READ_PERMISSION):  # type: ignore[union-attr]
+        raise PermissionDenied(f"This needs the {READ_PERMISSION} permission")
+
+
+class UTCDateTimeInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def __init__(self) -> None:
+        super().__init__(format="%Y-%m-%dT%H:%M:%S")
+
+
+class FilterForm(forms.Form):
+    """The page's filters; times are UTC (the trail's own), ``until`` exclusive."""
+
+    actor = forms.CharField(required=False, max_length=200, strip=True)
+    action = forms.CharField(required=False, max_length=100, strip=True)
+    object_type = forms.CharField(required=False, max_length=100, strip=True)
+    object_id = forms.CharField(required=False, max_length=200, strip=True)
+    since = forms.DateTimeField(required=False, widget=UTCDateTimeInput())
+    until = forms.DateTimeField(required=False, widget=UTCDateTimeInput())
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in ("since", "until"):
+            if data.get(name) is not None:
+                data[name] = data[name].astimezone(UTC)
+        since, until = data.get("since"), data.get("until")
+        if since is not None and until is not None and since >= until:
+            self.add_error("until", "Until must be after since.")
+        return data
+
+    def filters(self) -> browse.Filters:
+        data = self.cleaned_data
+        return browse.Filters(**{name: data.get(name) or None for name in FILTER_FIELDS})
+
+
+@require_GET
+def trail(request: HttpRequest) -> HttpResponse:
+    _ensure_reader(request)
+    form = FilterForm(request.GET or None)
+    filters = form.filters() if form.is_valid() else browse.Filters()
+    # ?seq=N: the page whose first row is N (or the newest match older than N).
+    target = _cursor(request, "seq")
+    before = target + 1 if target is not None and target < MAX_SEQ else _cursor(request, "before")
+    after = None if target is not None else _cursor(request, "after")
+    if form.is_bound and not form.is_valid():
+        page = browse.Page([], None, None, 0, False)
+    else:
+        page = browse.page(filters, before=before, after=after)
+    query = _query(filters)
+    state = services.chain_state()
+    context = {
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "rows": [_row(event, state, filters, target) for event in page.rows],
+        "query": query,
+        "state": state,
+        "target": target,
+        "first_page": before is None and after is None,
+        "export_jsonl": _export_url("jsonl", query),
+        "export_csv": _export_url("csv", query),
+        "cooldown": _cooling_down(state),
+        "filter_pairs": parse_qsl(query),
+        "walk_limit": services.STATE_WALK_LIMIT,
+        "cap": browse.COUNT_CAP,
+    }
+    return render(request, "audit/trail.html", context)
+
+
+@require_POST
+def verify(request: HttpRequest) -> HttpResponse:
+    """Walk the whole chain now (unless a walk just finished) and show its verdict."""
+    _ensure_reader(request)
+    walk = services.latest_full_walk()
+    if walk is not None and timezone.now() - walk.checked_at < FULL_WALK_COOLDOWN:
+        messages.info(request, f"The whole chain was walked {_ago(walk.checked_at)}: see below.")
+    else:
+        result = services.verify_and_record()
+        walk = services.latest_full_walk()
+        seconds = (walk.duration_ms / 1000) if walk is not None else 0.0
+        if result.ok:
+            messages.success(
+                request,
+                f"Walked the whole chain: {result.verified_through:,} rows intact "
+                f"({seconds:.1f} s).",
+            )
+        else:
+            messages.error(
+                request,
+                f"The chain is broken at seq {result.broken_at}: {result.reason}.",
+            )
+    back = reverse("audit:trail")
+    query = request.POST.get("query", "")
+    return redirect(f"{back}?{query}" if query and "\n" not in query else back)
+
+
+def _cursor(request: HttpRequest, name: str) -> int | None:
+    value = request.GET.get(name, "")
+    if value.isdigit() and len(value) <= 19 and 1 <= int(value) <= MAX_SEQ:
+        return int(value)
+    return None
+
+
+def _query(filters: browse.Filters, **changes: str) -> str:
+    """The filters (with ``changes``) as a query string (times as the form writes them)."""
+    pairs = []
+    for name in FILTER_FIELDS:
+        value = changes.get(name, getattr(filters, name))
+        if value:
+            text = value.strftime("%Y-%m-%dT%H:%M:%S") if name in ("since", "until") else value
+            pairs.append((name, text))
+    return urlencode(pairs)
+
+
+def _export_url(fmt: str, query: str) -> str:
+    # The API reads naive times as UTC, as the page does.
+    url = f"{reverse('api:export_events')}?{urlencode({'format': fmt})}"
+    return f"{url}&{query}" if query else url
+
+
+def _row(
+    event: AuditEvent, state: services.ChainState, filters: browse.Filters, target: int | None
+) -> dict[str, Any]:
+    payload = event.payload
+    return {
+        "event": event,
+        "by_actor": _query(filters, actor=event.actor),
+        "by_action": _query(filters, action=event.action),
+        "by_object": _query(filters, object_type=event.object_type, object_id=event.object_id),
+        "target": event.seq == target,
+        "summary": _summary(payload),
+        "pretty": json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False),
+        "broken": state.broken_at == event.seq,
+        "unverified": state.ok and event.seq > state.verified_through,
+    }
+
+
+def _summary(payload: Any) -> str:
+    if not isinstance(payload, dict) or not payload:
+        return ""
+    parts = []
+    for key in sorted(payload):
+        value = payload[key]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}: {text}")
+    line = " · ".join(parts)
+    return line if len(line) <= 120 else line[:119] + "…"
+
+
+def _cooling_down(state: services.ChainState) -> bool:
+    walk = state.full_walk
+    return walk is not None and timezone.now() - walk.checked_at < FULL_WALK_COOLDOWN
+
+
+def _ago(moment: Any) -> str:
+    seconds = int((timezone.now() - moment).total_seconds())
+    return "just now" if seconds < 5 else f"{seconds} s ago"
