@@ -43,8 +43,13 @@ lint: $(STAMP) ## ruff, mypy on the core, the import contracts
 	$(BIN)/mypy forge
 	$(BIN)/lint-imports
 
-bench: $(STAMP) ## Run the benchmarks (ratios against a same-run baseline)
+bench: $(STAMP) ## Run every benchmark (each against a baseline measured in the same run)
 	$(BIN)/python -m bench.compile
+	$(BIN)/python -m bench.overhead
+	$(BIN)/python -m bench.api_compile
+	$(BIN)/python -m bench.stream
+	$(BIN)/python -m bench.editor
+	$(BIN)/python -m bench.pages
 
 clean: ## Remove the virtualenv and local state
 	rm -rf $(VENV) db.sqlite3* .pytest_cache .mypy_cache .ruff_cache
