@@ -14,19 +14,8 @@ from collections.abc import Iterator
 from django.db.models import QuerySet
 
 from audit import chain
-from audit.models import AuditEvent
+from audit.models import COLUMNS, AuditEvent
 
-COLUMNS = (
-    "seq",
-    "at",
-    "actor",
-    "action",
-    "object_type",
-    "object_id",
-    "payload",
-    "prev_hash",
-    "hash",
-)
 CHUNK = 2000
 
 

@@ -164,3 +164,17 @@ class ChainCheckpoint(models.Model):
     @property
     def full(self) -> bool:
         return self.kind == self.FULL
+
+
+# The columns of an event, in the order exports write them and bulk loads insert them.
+COLUMNS = (
+    "seq",
+    "at",
+    "actor",
+    "action",
+    "object_type",
+    "object_id",
+    "payload",
+    "prev_hash",
+    "hash",
+)

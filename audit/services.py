@@ -24,7 +24,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from audit import chain
-from audit.models import AuditEvent, ChainCheckpoint
+from audit.models import COLUMNS, AuditEvent, ChainCheckpoint
 from audit.redaction import redact
 
 # pg_advisory_xact_lock takes a bigint; this one is derived from a name so that it is
@@ -276,17 +276,7 @@ def bulk_load_chain(events: Iterable[LoadedEvent], *, batch_size: int = 5_000) -
     using = router.db_for_write(AuditEvent)
     connection = connections[using]
     meta = AuditEvent._meta
-    columns = (
-        "seq",
-        "at",
-        "actor",
-        "action",
-        "object_type",
-        "object_id",
-        "payload",
-        "prev_hash",
-        "hash",
-    )
+    columns = COLUMNS
     at_field = meta.get_field("at")
     sql = "INSERT INTO {} ({}) VALUES ({})".format(
         connection.ops.quote_name(meta.db_table),

@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from forge.compiler import ToolBinding
 from forge.errors import ForgeError
@@ -76,13 +77,9 @@ class ToolExecutor:
         )
         outcome = self._call(binding, context)
         latency_ms = (self.clock() - started) * 1000
-        record = ExecutionRecord(
-            id=uuid.uuid4().hex,
-            run_id=context.run_id,
-            step_id=context.step_id,
-            attempt=context.attempt,
-            tool=binding.tool.name,
-            args_hash=binding.args_hash,
+        record = _record(
+            binding,
+            context,
             status="succeeded" if outcome.ok else "failed",
             error=outcome.error or "",
             error_code=outcome.error_code or "",
@@ -169,13 +166,9 @@ class ToolExecutor:
         self, binding: ToolBinding, context: RunContext, refusal: ForgeError, started: float
     ) -> ToolResult:
         latency_ms = (self.clock() - started) * 1000
-        record = ExecutionRecord(
-            id=uuid.uuid4().hex,
-            run_id=context.run_id,
-            step_id=context.step_id,
-            attempt=context.attempt,
-            tool=binding.tool.name,
-            args_hash=binding.args_hash,
+        record = _record(
+            binding,
+            context,
             status="refused",
             error=refusal.message,
             error_code=refusal.code,
@@ -189,3 +182,16 @@ class ToolExecutor:
             latency_ms=latency_ms,
             record_id=record.id,
         )
+
+
+def _record(binding: ToolBinding, context: RunContext, **fields: Any) -> ExecutionRecord:
+    """A new record of one attempt of ``context``'s step calling ``binding``."""
+    return ExecutionRecord(
+        id=uuid.uuid4().hex,
+        run_id=context.run_id,
+        step_id=context.step_id,
+        attempt=context.attempt,
+        tool=binding.tool.name,
+        args_hash=binding.args_hash,
+        **fields,
+    )

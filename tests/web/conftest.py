@@ -14,28 +14,10 @@ from typing import Any
 
 import pytest
 
-GOOD_DOCUMENT: dict[str, Any] = {
-    "goal": "Summarise the release notes",
-    "deliverable": "publish",
-    "steps": [
-        {
-            "id": "read",
-            "description": "Read the release notes file",
-            "depends_on": [],
-            "tool": "file_read",
-            "args": {"path": "notes.md"},
-            "done_when": {"description": "notes read", "required_keys": ["content"]},
-        },
-        {
-            "id": "publish",
-            "description": "Publish the summary of the notes",
-            "depends_on": ["read"],
-            "tool": "echo",
-            "args": {"summary": "ok"},
-            "done_when": {"required_keys": ["summary"]},
-        },
-    ],
-}
+from plans.schemas import EXAMPLE_DOCUMENT
+
+# The API's own OpenAPI example: a plan that compiles with the built-in tools.
+GOOD_DOCUMENT: dict[str, Any] = EXAMPLE_DOCUMENT
 
 
 @pytest.fixture
