@@ -347,3 +347,32 @@ def test_a_worker_runs_an_agent_step_with_the_configured_model_through_the_execu
         200,
     )
     assert list(ExecutionRecord.objects.filter(run=run).values_list("tool", flat=True)) == ["echo"]
+
+
+def test_the_run_list_is_paginated_newest_first_and_filters_by_status(
+    author, approver, operator, api_client
+):
+    version = approved_version(author, approver, STEPS)
+    client = api_client(operator)
+    first = _start(client, version).json()["id"]
+    second = _start(client, version).json()["id"]
+    client.post(f"/api/v1/runs/{second}/cancel")
+
+    everything = client.get("/api/v1/runs").json()
+    cancelled = client.get("/api/v1/runs?status=cancelled").json()
+
+    assert everything["count"] == 2
+    assert [run["id"] for run in everything["items"]] == [second, first]
+    assert everything["items"][0] == {
+        "id": second,
+        "plan_id": version.plan_id,
+        "plan_name": "Supplier risk",
+        "version": 1,
+        "status": "cancelled",
+        "started_by": operator.username,
+        "created_at": everything["items"][0]["created_at"],
+        "finished_at": everything["items"][0]["finished_at"],
+        "replans": 0,
+        "last_seq": Run.objects.get(pk=second).last_seq,
+    }
+    assert [run["id"] for run in cancelled["items"]] == [second]
