@@ -112,7 +112,6 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     editor = {
         "plan": {"id": plan.pk, "name": plan.name},
         "version": _version_data(version, with_document=True),
-        "latest": plan.latest_version.number if plan.latest_version else version.number,
         "user": {
             "username": user.get_username(),
             "can_approve": user.can("plan.approve"),
