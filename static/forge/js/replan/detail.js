@@ -1,0 +1,72 @@
+// The side panel of one step of the selected replan: its fate, what it was in each
+// version (status, tool and arguments), the result it kept or the failure it caused, and
+// what changed between the versions. Built with textContent only (common/dom.js).
+import { h, replaceChildren } from "../common/dom.js";
+import { findStep } from "../model/document.js";
+import { statusWords } from "./model.js";
+
+const FATE_WORDS = {
+  failed: "failed",
+  kept: "kept its result",
+  added: "added",
+  removed: "removed",
+  changed: "changed",
+  rerun: "runs again",
+  waiting: "outside the reset",
+};
+
+function pretty(value) {
+  return JSON.stringify(value, null, 2);
+}
+
+function short(value) {
+  if (value === undefined || value === null) return "—";
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, statuses }) {
+  const step = (newDoc && findStep(newDoc, id)) || findStep(oldDoc, id) || { id };
+  const before = (statuses[String(replan.from)] || {})[id];
+  const after = replan.to ? (statuses[String(replan.to)] || {})[id] : undefined;
+  const parts = [
+    h(
+      "div",
+      { class: "detail-head" },
+      h("h2", { text: id }),
+      h("span", { class: "fate", dataset: { fate: info.fate }, text: info.fate === "kept" && !replan.resume ? "keeps its result if unchanged" : FATE_WORDS[info.fate] }),
+      h("button", { type: "button", class: "link small", dataset: { action: "close-detail" }, text: "close" }),
+    ),
+  ];
+  if (step.description) parts.push(h("p", { class: "small", text: step.description }));
+  const meta = [];
+  if (info.inOld) meta.push(h("dt", { text: `In v${replan.from}` }), h("dd", { text: statusWords(before || "pending") }));
+  if (replan.to && info.inNew) meta.push(h("dt", { text: `In v${replan.to}` }), h("dd", { text: statusWords(after || "pending") }));
+  if (info.reset) meta.push(h("dt", { text: "Reset" }), h("dd", { text: `yes: ${replan.failure.step === id ? "the failed step" : `a descendant of ${replan.failure.step}`}` }));
+  meta.push(h("dt", { text: "Tool" }), h("dd", {}, step.tool ? h("code", { text: step.tool }) : `agent: ${(step.tools_allowed || []).join(", ") || "—"}`));
+  parts.push(h("dl", { class: "meta" }, meta));
+  if (id === replan.failure.step) {
+    const failure = [h("p", { class: "failure-reason", text: replan.failure.error || `${replan.failure.verb}` })];
+    const verdict = replan.failure.verdict;
+    if (verdict && verdict.valid === false && Array.isArray(verdict.checks) && verdict.checks.length) {
+      failure.push(h("p", { class: "small" }, "Checks: ", verdict.checks.map((check, index) => [index ? ", " : "", h("code", { text: check })])));
+    }
+    parts.push(h("h3", { text: "Failure" }), h("div", { class: "failure-box" }, failure));
+  }
+  const output = (replan.outputs || {})[id];
+  if (output && info.fate === "kept") {
+    parts.push(h("h3", { text: replan.resume ? "Kept result" : "Result it would keep" }), h("pre", { class: "json", text: output.truncated ? `${output.text}\n…` : output.text }));
+  }
+  if (info.changes.length) {
+    parts.push(
+      h("h3", { text: `Changed in v${replan.to}` }),
+      h("ul", { class: "diff-changes" }, info.changes.map((change) => h("li", { class: "changed" }, h("strong", { text: change.field }), h("div", { class: "fields", text: `${short(change.before)} → ${short(change.after)}` })))),
+    );
+  }
+  if (step.tool && step.args && Object.keys(step.args).length) {
+    parts.push(h("h3", { text: `Arguments${info.inNew && replan.to ? ` in v${replan.to}` : ` in v${replan.from}`}` }), h("pre", { class: "json", text: pretty(step.args) }));
+  }
+  replaceChildren(section, parts);
+  section.hidden = false;
+  section.dataset.step = id;
+}

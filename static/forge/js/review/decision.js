@@ -1,0 +1,36 @@
+// One waiting item's decision: approve or reject with a comment, by POSTing
+// `<endpoint>/approve` or `<endpoint>/reject` ({"comment"}), the same operations the
+// version and run pages use. The server checks again who may decide (never the version's
+// author) and whether the item still waits; its refusal is shown as it came, and the form
+// is usable again. On success `onDecided(decision)` takes the item away.
+import { ApiError } from "../common/api.js";
+
+export function describeProblem(problem) {
+  if (problem instanceof ApiError) {
+    const code = problem.code && problem.code !== "error" ? ` (${problem.code})` : "";
+    return `${problem.message}${code}`;
+  }
+  return "The server did not answer. Try again.";
+}
+
+export function bindDecision(form, { api, onDecided }) {
+  const error = form.querySelector(".decision-error");
+  const buttons = [...form.querySelectorAll("button[type=submit]")];
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const decision = (event.submitter && event.submitter.dataset.decision) || "approve";
+    buttons.forEach((button) => (button.disabled = true));
+    error.hidden = true;
+    form.dataset.state = "sending";
+    try {
+      await api.post(`${form.dataset.endpoint}/${decision}`, { comment: form.elements.comment.value });
+      form.dataset.state = "done";
+      onDecided(decision);
+    } catch (problem) {
+      form.dataset.state = "refused";
+      error.textContent = describeProblem(problem);
+      error.hidden = false;
+      buttons.forEach((button) => (button.disabled = false));
+    }
+  });
+}
