@@ -163,7 +163,9 @@ def _last_approved(versions: list[PlanVersion]) -> dict[int, PlanVersion]:
         approved.setdefault(plan_id, []).append((number, pk))
     chosen: dict[int, int] = {}
     for version in versions:
-        earlier = [pk for number, pk in approved.get(version.plan_id, []) if number < version.number]
+        earlier = [
+            pk for number, pk in approved.get(version.plan_id, []) if number < version.number
+        ]
         if earlier:
             chosen[version.pk] = earlier[-1]
     loaded = PlanVersion.objects.in_bulk(set(chosen.values()))
@@ -261,8 +263,24 @@ def budget_estimate(document: dict[str, Any]) -> list[dict[str, Any]]:
 def _short(value: Any, size: int = 70) -> str:
     if value is None:
         return "—"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    # Plain words read as words; a string with line breaks or edge spaces is quoted, so a
+    # reviewer sees exactly what changed.
+    plain = isinstance(value, str) and value == value.strip() and value.isprintable()
+    text = value if plain else json.dumps(value, sort_keys=True, ensure_ascii=False)
     return text if len(text) <= size else f"{text[: size - 1]}…"
+
+
+def _field_lines(name: str, before: Any, after: Any) -> list[str]:
+    """``name: before → after``; for two objects, one line per key that differs, so a
+    changed argument or budget limit reads as itself rather than as two whole objects."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = sorted(set(before) | set(after))
+        return [
+            f"{name}.{key}: {_short(before.get(key))}{_ARROW}{_short(after.get(key))}"
+            for key in keys
+            if before.get(key) != after.get(key)
+        ]
+    return [f"{name}: {_short(before)}{_ARROW}{_short(after)}"]
 
 
 def _change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
@@ -272,7 +290,8 @@ def _change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "kind": "changed",
             "title": f"plan {change['field']}",
-            "detail": f"{_short(change['before'])}{_ARROW}{_short(change['after'])}",
+            "detail": "",
+            "fields": _field_lines(change["field"], change["before"], change["after"]),
             "steps": [],
         }
         for change in diff["plan_changes"]
@@ -283,8 +302,9 @@ def _change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
               for step in diff["removed_steps"]]  # fmt: skip
     for change in diff["changed_steps"]:
         fields = [
-            f"{item['field']}: {_short(item['before'])}{_ARROW}{_short(item['after'])}"
+            line
             for item in change["changes"]
+            for line in _field_lines(item["field"], item["before"], item["after"])
         ]
         lines.append(
             {"kind": "changed", "title": change["id"], "detail": "", "fields": fields,
@@ -422,7 +442,9 @@ def replan_story(run: Run) -> dict[str, Any]:
             .order_by("number")
         ]
     return {
-        "versions": [_version_summary(versions[n], with_document=True) for n in used if n in versions],
+        "versions": [
+            _version_summary(versions[n], with_document=True) for n in used if n in versions
+        ],
         "replans": replans,
         "statuses": {str(number): steps for number, steps in statuses.items()},
         "pending": pending,
@@ -466,6 +488,7 @@ def _failure(run: Run, event: RunEvent, version: int) -> dict[str, Any]:
     )
     step_run = StepRun.objects.filter(run=run, plan_version=version, step_id=failed).first()
     candidates = list(facts.get("preserved", []))
+    outputs = _outputs(run, version, candidates)
     return {
         "index": 0,  # numbered by replan_story
         "seq": event.seq,
@@ -488,7 +511,8 @@ def _failure(run: Run, event: RunEvent, version: int) -> dict[str, Any]:
         },
         "reset": list(facts.get("reset", [])),
         "candidates": candidates,
-        "outputs": _outputs(run, version, candidates),
+        "outputs": outputs,
+        "kept": _listed(candidates, outputs),
         "resume": None,
         "diff": None,
         "changes": [],
@@ -508,6 +532,7 @@ def _resumed(
         diff = diff_plans(old_document, new_document).to_data()
         drift = list(detect_drift(old_document, new_document))
     kept = list(facts.get("preserved", []))
+    outputs = _outputs(run, replan["from"], kept)
     return {
         **replan,
         "to": event.plan_version,
@@ -520,7 +545,8 @@ def _resumed(
             "added": list(facts.get("added", [])),
             "removed": list(facts.get("removed", [])),
         },
-        "outputs": _outputs(run, replan["from"], kept),
+        "outputs": outputs,
+        "kept": _listed(kept, outputs),
         "diff": diff,
         "changes": _change_lines(diff) if diff is not None else [],
         "drift": drift,
@@ -533,3 +559,8 @@ def _outputs(run: Run, version: int, step_ids: list[str]) -> dict[str, Any]:
         return {}
     rows = StepRun.objects.filter(run=run, plan_version=version, step_id__in=step_ids)
     return {row.step_id: _pretty(row.output) for row in rows.only("step_id", "output")}
+
+
+def _listed(step_ids: list[str], outputs: dict[str, Any]) -> list[dict[str, Any]]:
+    # A list for the template: a step named "items" must not shadow dict.items there.
+    return [{"step": step_id, "output": outputs.get(step_id)} for step_id in step_ids]

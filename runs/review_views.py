@@ -81,7 +81,8 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
     page_data = {
         "run": {"id": run.pk, "status": run.status, "plan": run.plan_id},
         "documents": {str(number): version["document"] for number, version in versions.items()},
-        "replans": replan_list,
+        # "kept" repeats "outputs" for the template; the script reads "outputs".
+        "replans": [{k: v for k, v in replan.items() if k != "kept"} for replan in replan_list],
         "statuses": story["statuses"],
         "selected": selected,
         "urls": {"run": reverse("runs:detail", kwargs={"run_id": run.pk})},

@@ -7,6 +7,12 @@ import { ApiError } from "../common/api.js";
 import { debounce } from "../common/debounce.js";
 import { stepIds } from "../model/document.js";
 
+// A compile that has not answered in this long is abandoned and sent again, and a
+// request that failed on the way (not a refusal) is retried, before "failed" is shown:
+// a dropped connection should not leave the problems panel stale until the next edit.
+const ATTEMPT_TIMEOUT_MS = 8000;
+const ATTEMPTS = 3;
+
 export class LiveCompiler {
   constructor(api, store, { wait = 350 } = {}) {
     this.api = api;
@@ -26,21 +32,34 @@ export class LiveCompiler {
     this.schedule.cancel();
     const sequence = ++this.sequence;
     if (this.controller) this.controller.abort();
-    const controller = new AbortController();
+    let controller = new AbortController();
     this.controller = controller;
     this.store.setCompileState("pending");
-    try {
-      const result = await this.api.post("compile", { document: this.store.document }, { signal: controller.signal });
-      if (sequence === this.sequence) this.store.setDiagnostics(result.diagnostics);
-    } catch (error) {
-      if (sequence !== this.sequence || error.name === "AbortError") return;
-      if (error instanceof ApiError && (error.status === 400 || error.status === 422)) {
-        const ids = stepIds(this.store.document);
-        this.store.setDiagnostics([refusal(error, ids)], { documentError: true });
-      } else {
-        this.store.setCompileState("failed");
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
+      const timer = setTimeout(() => controller.abort(new Error("timeout")), ATTEMPT_TIMEOUT_MS);
+      try {
+        const result = await this.api.post("compile", { document: this.store.document }, { signal: controller.signal });
+        if (sequence === this.sequence) this.store.setDiagnostics(result.diagnostics);
+        return;
+      } catch (error) {
+        if (sequence !== this.sequence) return; // a newer compile took over
+        if (error instanceof ApiError && (error.status === 400 || error.status === 422)) {
+          const ids = stepIds(this.store.document);
+          this.store.setDiagnostics([refusal(error, ids)], { documentError: true });
+          return;
+        }
+        if (error instanceof ApiError && error.status < 500) break; // refused: retrying will not help
+      } finally {
+        clearTimeout(timer);
+      }
+      if (attempt < ATTEMPTS) {
+        controller = new AbortController();
+        this.controller = controller;
+        await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+        if (sequence !== this.sequence) return;
       }
     }
+    this.store.setCompileState("failed");
   }
 }
 

@@ -5,10 +5,15 @@
 // is usable again. On success `onDecided(decision)` takes the item away.
 import { ApiError } from "../common/api.js";
 
+// Refusals that mean the item changed since the page was drawn (someone decided first,
+// the run moved on): the queue is out of date, so say how to bring it up to date.
+const STALE = new Set([400, 404, 409]);
+
 export function describeProblem(problem) {
   if (problem instanceof ApiError) {
     const code = problem.code && problem.code !== "error" ? ` (${problem.code})` : "";
-    return `${problem.message}${code}`;
+    const hint = STALE.has(problem.status) ? " It may have been decided already: refresh the queue." : "";
+    return `${problem.message}${code}.${hint}`;
   }
   return "The server did not answer. Try again.";
 }
