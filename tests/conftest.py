@@ -120,13 +120,20 @@ def require_service(*names: str) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("requires"):
         require_service(*marker.args)
-    if item.get_closest_marker("postgres"):
-        from django.db import connection
 
-        if connection.vendor != "postgresql":
-            pytest.skip(
-                "about PostgreSQL: runs in the PostgreSQL pass (DATABASE_URL=postgres://...)"
-            )
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests about PostgreSQL itself belong to the PostgreSQL pass (``make test`` runs
+    tests/web again with DATABASE_URL): on SQLite they are deselected, not skipped, so
+    that a skip always means a missing service."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        return
+    kept = [item for item in items if not item.get_closest_marker("postgres")]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
 
 
 @pytest.fixture(name="require_service", scope="session")
