@@ -129,6 +129,10 @@ def measure(kind: str) -> list[list[object]]:
         f"{per_step[1000]:.2f} ms at 1,000 ({growth:.2f}x; goal < {step_goal:.0f} ms: "
         f"{'met' if max(per_step.values()) < step_goal else 'NOT met'})"
     )
+    # The slope between the two sizes: the cost of one more step, without the fixed cost
+    # of starting a run and seeing its last event arrive.
+    marginal = (elapsed_by_count[1000] - elapsed_by_count[100]) / 900 * 1000
+    print(f"[{kind}] marginal cost of one more step: {marginal:.2f} ms")
     print(
         f"[{kind}] peak RSS: web {web_mib:.0f} MiB, worker {worker_mib:.0f} MiB "
         f"(goal < 150 MiB: {'met' if max(web_mib, worker_mib) < 150 else 'NOT met'}); "
