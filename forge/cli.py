@@ -42,7 +42,7 @@ from forge.progress import ProgressPrinter
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun, LocalRunResult
 from forge.toolbox import McpServerConfig, build_toolbox
-from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, ToolSpec, builtin_registry
+from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
 _SEVERITIES = ("error", "warning", "info")
@@ -142,18 +142,15 @@ def _policy(path: Path | None) -> Policy:
     if path is None:
         return DEFAULT_POLICY
     try:
-        fmt = detect_format(path.read_bytes(), path.name)
-        import yaml  # the policy is tiny and trusted no more than a plan: safe loading only
-
-        data = json.loads(path.read_text()) if fmt == "json" else yaml.safe_load(path.read_text())
-        return Policy.from_data(data)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read policy {path}: {exc}") from None
+        return Policy.from_file(path)
+    except PolicyError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _compile(args: argparse.Namespace) -> int:
     document = read_document(args)
-    compiler = GraphCompiler(builtin_registry(), PolicyEngine(_policy(args.policy)))
+    # the same catalogue `run` and the web compile against: built-ins and installed tools
+    compiler = GraphCompiler(build_toolbox().registry, PolicyEngine(_policy(args.policy)))
     result = compiler.compile(document)
     if args.json:
         print(json.dumps(_result_data(result), indent=2, ensure_ascii=False))

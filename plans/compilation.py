@@ -12,13 +12,11 @@ one, so that what was approved is what runs.
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -74,11 +72,9 @@ def _policy_at(path: str) -> Policy:
     if not path:
         return DEFAULT_POLICY
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        data = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
-        return Policy.from_data(data)
-    except (OSError, ValueError, yaml.YAMLError, PolicyError) as exc:
-        raise ImproperlyConfigured(f"FORGE_POLICY: cannot read policy {path}: {exc}") from None
+        return Policy.from_file(Path(path))
+    except PolicyError as exc:
+        raise ImproperlyConfigured(f"FORGE_POLICY: {exc}") from None
 
 
 def stored_document(version: PlanVersion) -> PlanDocument:

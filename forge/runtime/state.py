@@ -102,6 +102,18 @@ _SETTLES_USAGE = frozenset(
 )
 
 
+# Events that state how a step ended: its output (or what it produced before failing),
+# the contract verdict and the error.
+_SETTLES_OUTCOME = frozenset(
+    {
+        EventType.STEP_SUCCEEDED,
+        EventType.STEP_RECONCILED,
+        EventType.STEP_FAILED,
+        EventType.STEP_INVALID,
+    }
+)
+
+
 def apply_event(state: RunState, event: RunEvent) -> RunState:
     """The state after ``event``. Pure: ``state`` is not changed.
 
@@ -153,21 +165,13 @@ def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
             reserved_tokens=0,
             reserved_cost=0.0,
         )
-    if kind in (EventType.STEP_SUCCEEDED, EventType.STEP_RECONCILED):
+    if kind in _SETTLES_OUTCOME:
         return replace(
             step,
             status=status,
             output=event.facts,
             verdict=event.verdict,
             error=event.blocked_reason,
-        )
-    if kind in (EventType.STEP_FAILED, EventType.STEP_INVALID):
-        return replace(
-            step,
-            status=status,
-            output=event.facts,
-            error=event.blocked_reason,
-            verdict=event.verdict,
         )
     if kind == EventType.STEP_APPROVED:
         return replace(

@@ -7,8 +7,12 @@ naming it (or ``"*"``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
 
 from forge.errors import ForgeError
 from forge.tools.spec import ToolSpec
@@ -51,6 +55,20 @@ class Policy:
             require_approval=tuple(require),
             approve_high_risk=bool(data.get("approve_high_risk", True)),
         )
+
+    @classmethod
+    def from_file(cls, path: Path) -> Policy:
+        """A policy from a YAML or JSON file (``.json``: JSON; anything else: YAML, loaded
+        safely). Raises ``PolicyError`` naming the file for anything unreadable."""
+        try:
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+            raise PolicyError(f"cannot read policy {path}: {exc}") from None
+        try:
+            return cls.from_data(data)
+        except PolicyError as exc:
+            raise PolicyError(f"policy {path}: {exc}") from None
 
     @classmethod
     def allowing(cls, scopes: Iterable[str], require_approval: Iterable[str] = ()) -> Policy:

@@ -187,3 +187,21 @@ def test_run_waits_for_approval_with_exit_4_unless_someone_approves(tmp_path):
     assert not (tmp_path / "a" / "report.md").exists()
     assert approved.returncode == 0, approved.stdout
     assert (tmp_path / "b" / "report.md").read_text() == "low risk"
+
+
+def test_a_broken_policy_file_exits_2_and_names_it(tmp_path):
+    policy = write(tmp_path / "policy.yaml", "allow: [unclosed")
+
+    result = forge("compile", "examples/release-notes.yaml", "--policy", str(policy))
+
+    assert result.returncode == 2
+    assert "cannot read policy" in result.stderr and "policy.yaml" in result.stderr
+
+
+def test_a_policy_file_decides_what_compiles(tmp_path):
+    policy = write(tmp_path / "policy.yaml", "allow:\n  compute: ['*']\n")
+
+    result = forge("compile", "examples/release-notes.yaml", "--policy", str(policy))
+
+    assert result.returncode == 1
+    assert "error[unauthorized_tool]" in result.stdout

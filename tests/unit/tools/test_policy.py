@@ -60,3 +60,28 @@ def test_a_policy_is_read_from_plain_data():
 def test_a_malformed_policy_is_refused_clearly(data):
     with pytest.raises(PolicyError):
         Policy.from_data(data)
+
+
+def test_a_policy_is_read_from_a_yaml_or_json_file(tmp_path):
+    yaml_file = tmp_path / "policy.yaml"
+    yaml_file.write_text("allow:\n  shell: [shell]\nrequire_approval: [shell]\n")
+    json_file = tmp_path / "policy.json"
+    json_file.write_text('{"allow": {"compute": ["*"]}}')
+
+    assert Policy.from_file(yaml_file) == Policy(
+        allow={"shell": ("shell",)}, require_approval=("shell",)
+    )
+    assert Policy.from_file(json_file) == Policy(allow={"compute": ("*",)})
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("p.yaml", "allow: [unclosed"), ("p.json", "{"), ("p.yaml", "allow: 3")]
+)
+def test_an_unreadable_policy_file_is_refused_naming_the_file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+
+    with pytest.raises(PolicyError, match=name):
+        Policy.from_file(path)
+    with pytest.raises(PolicyError, match="missing.yaml"):
+        Policy.from_file(tmp_path / "missing.yaml")
