@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from audit import chain
 from audit.models import COLUMNS, AuditEvent, ChainCheckpoint
-from audit.redaction import redact
+from forge.redaction import redact
 
 # pg_advisory_xact_lock takes a bigint; this one is derived from a name so that it is
 # unlikely to collide with a lock anyone else takes.

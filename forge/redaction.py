@@ -1,4 +1,5 @@
-"""Keep secrets out of the audit trail: ``redact(payload)`` before anything is hashed.
+"""Keep secrets out of what people and the audit trail see: ``redact(value)`` before a payload
+is hashed, a preview is shown, or free text is stored.
 
 A value is replaced with ``"[redacted]"`` when its key names a secret, at any depth and
 in any case: keys containing password, passwd, secret, api_key, apikey, authorization,
@@ -13,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+__all__ = ["REDACTED", "is_secret_key", "redact"]
 
 REDACTED = "[redacted]"
 
