@@ -35,6 +35,7 @@ from accounts.auth import BearerTokenAuth, SessionAuth
 from audit.api import router as audit_router
 from forge.errors import ForgeError
 from forge.runtime import TransitionRefused
+from forge.runtime.gate import GateRefused
 from plans.api import router as plans_router
 from plans.errors import UnknownVersion, VersionConflict
 from runs.api import router as runs_router
@@ -71,6 +72,7 @@ FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {
     UnknownVersion: 404,
     NotRunnable: 409,  # a resume the run or the version does not allow
     TransitionRefused: 409,  # a move the run's or step's status does not allow
+    GateRefused: 409,  # the approval gate: not approved, self-approved, content changed
 }
 # ... or, for one error class with many codes, by code (before the class).
 FORGE_ERROR_CODE_STATUS: dict[str, int] = {

@@ -1,11 +1,10 @@
 """What a worker process needs to run steps: one ToolExecutor over the deployment's
-tools, a record store that writes ExecutionRecords and their artifacts to the database,
-the approval signer, and each run's workspace directory."""
+tools (verifying approvals with ``plans.gate``'s key), a record store that writes
+ExecutionRecords and their artifacts to the database, and each run's workspace
+directory."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import threading
 from functools import cache
@@ -15,10 +14,11 @@ from django.conf import settings
 
 from forge.agents import AgentRunner
 from forge.models.config import Endpoint, model_from_spec
-from forge.runtime import ApprovalSigner, ExecutionRecord, ToolExecutor
+from forge.runtime import ExecutionRecord, ToolExecutor
 from forge.toolbox import build_toolbox
 from forge.tools import PolicyEngine
 from plans.compilation import policy
+from plans.gate import approval_signer
 from runs import models
 
 
@@ -87,14 +87,6 @@ def write_records(records: list[ExecutionRecord]) -> None:
             for r in records
             for a in r.artifacts
         )
-
-
-@cache
-def approval_signer() -> ApprovalSigner:
-    # A key of its own, derived from SECRET_KEY, so approval tokens and sessions never
-    # share a key: rotating one does not silently validate the other's signatures.
-    key = hmac.new(settings.SECRET_KEY.encode(), b"forge-approval-tokens", hashlib.sha256)
-    return ApprovalSigner(key.digest())
 
 
 @cache

@@ -8,12 +8,15 @@ stdout and stderr are capped and kept as artifacts; a non-zero exit fails the st
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from forge.runners.base import Artifact, RunContext, RunnerOutcome
 from forge.runners.errors import InvalidArguments, RunnerError
+from forge.runners.preview import CallPreview
 from forge.runners.process import Captured, Completed, run_process_group
 from forge.runners.sandbox import Sandbox
 from forge.runners.workspace import Workspace
@@ -31,6 +34,23 @@ class ShellRunner:
     def __init__(self, sandbox: Sandbox | None = None, *, max_output_bytes: int = 1 << 20):
         self.sandbox = sandbox or Sandbox()
         self.max_output_bytes = max_output_bytes
+
+    def preview(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> CallPreview:
+        """What will run and where: argv, the environment's names (values may be
+        secrets), the workspace and the isolation."""
+        argv = _argv(args.get("argv"))
+        names = sorted({*BASE_ENV, *_extra_env(args.get("env") or {}), "HOME"})
+        timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))
+        text = "\n".join(
+            (
+                f"argv: {json.dumps(list(argv), ensure_ascii=False)}",
+                f"env: {', '.join(names)}",
+                f"workspace: {context.workspace}",
+                f"isolation: {self.sandbox.isolation}",
+                f"timeout: {timeout_s:g} s",
+            )
+        )
+        return CallPreview("shell", shlex.join(argv)[:200], text)
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         isolation = self.sandbox.isolation
