@@ -33,6 +33,7 @@ from accounts.permissions import ensure_permission
 from audit.services import record
 from forge.compiler import CompileResult, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
+from forge.redaction import redact_text
 from plans import compilation
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
 from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
@@ -193,8 +194,8 @@ def _add_version(
         content_hash=content_hash(document),
         source_format=source_format,
         parent=parent,
-        replan_reason=replan_reason,
-        note=note,
+        replan_reason=redact_text(replan_reason),
+        note=redact_text(note),
         author=user,
         planner=planner,
         diagnostics=diagnostics,
@@ -243,7 +244,7 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             )
         previous = locked.status
         approval = Approval.objects.create(
-            version=locked, reviewer=user, decision=decision, comment=comment
+            version=locked, reviewer=user, decision=decision, comment=redact_text(comment)
         )
         locked.status = VersionStatus(decision)  # the latest decision is the status
         locked.save(update_fields=["status"])

@@ -19,6 +19,7 @@ from accounts.permissions import ensure_permission
 from audit.services import record
 from forge.errors import ForgeError
 from forge.plan.drift import detect_drift
+from forge.redaction import redact_text
 from forge.runtime import approval_hash
 from plans.compilation import runnable_graph, stored_document
 from plans.errors import VersionHasErrors
@@ -83,7 +84,7 @@ def approve_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
             args_hash=args_hash,
             reviewer=user,
             decision="approved",
-            comment=comment,
+            comment=redact_text(comment),
         )
         locked.to_enqueue.extend(locked.became_ready())
         record(
@@ -102,7 +103,7 @@ def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
     with locked_run(run.pk) as locked:
         _not_the_author(locked.run, user)
         node = _node(locked, step_id)
-        locked.scheduler.reject(step_id, _actor(user), comment)
+        locked.scheduler.reject(step_id, _actor(user), redact_text(comment))
         StepApproval.objects.create(
             run=locked.run,
             step_id=step_id,
@@ -110,7 +111,7 @@ def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
             args_hash=approval_hash(node),
             reviewer=user,
             decision="rejected",
-            comment=comment,
+            comment=redact_text(comment),
         )
         record(
             _actor(user), "run.step_rejected", "run", run.pk, {"step": step_id, "comment": comment}
