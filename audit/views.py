@@ -126,11 +126,13 @@ def verify(request: HttpRequest) -> HttpResponse:
                 f"Walked the whole chain: {result.verified_through:,} rows intact "
                 f"({seconds:.1f} s).",
             )
-        else:
+        elif result.broken_at is not None:
             messages.error(
                 request,
                 f"The chain is broken at seq {result.broken_at}: {result.reason}.",
             )
+        else:
+            messages.error(request, f"The chain cannot be trusted: {result.reason}.")
     back = reverse("audit:trail")
     query = request.POST.get("query", "")
     return redirect(f"{back}?{query}" if query and "\n" not in query else back)

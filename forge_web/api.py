@@ -75,6 +75,7 @@ FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {
 # ... or, for one error class with many codes, by code (before the class).
 FORGE_ERROR_CODE_STATUS: dict[str, int] = {
     "document_too_large": 413,  # the plan import limit FORGE_MAX_PLAN_BYTES
+    "anchor_log_unwritable": 503,  # audit.anchors: the anchor log cannot be appended to
 }
 
 _CODE_BY_STATUS = {

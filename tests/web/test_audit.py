@@ -131,7 +131,11 @@ def test_verify_names_a_row_whose_payload_was_changed():
     tamper("UPDATE audit_auditevent SET payload = %s WHERE seq = 2", ['{"n":20}'])
 
     assert verify() == Verification(
-        ok=False, verified_through=1, broken_at=2, reason="hash does not match the row's content"
+        ok=False,
+        verified_through=1,
+        broken_at=2,
+        reason="hash does not match the row's content",
+        code="hash_mismatch",
     )
 
 
@@ -154,6 +158,7 @@ def test_verify_names_a_row_whose_hash_was_recomputed_by_the_tamperer():
         verified_through=2,
         broken_at=3,
         reason="prev_hash does not match the hash of seq 2",
+        code="link_broken",
     )
 
 
@@ -162,7 +167,11 @@ def test_verify_names_the_row_after_a_deleted_one():
     tamper("DELETE FROM audit_auditevent WHERE seq = 2")
 
     assert verify() == Verification(
-        ok=False, verified_through=1, broken_at=3, reason="seq 3 follows seq 1: rows are missing"
+        ok=False,
+        verified_through=1,
+        broken_at=3,
+        reason="seq 3 follows seq 1: rows are missing",
+        code="rows_missing",
     )
 
 
@@ -492,6 +501,7 @@ def test_verify_over_the_api_reports_the_broken_row(api_client, viewer):
         "verified_through": 4,
         "broken_at": None,
         "reason": "",
+        "code": "",
     }
     tamper("UPDATE audit_auditevent SET object_id = '99' WHERE seq = 3")
 
@@ -500,6 +510,7 @@ def test_verify_over_the_api_reports_the_broken_row(api_client, viewer):
         "verified_through": 2,
         "broken_at": 3,
         "reason": "hash does not match the row's content",
+        "code": "hash_mismatch",
     }
 
 
