@@ -191,6 +191,25 @@ class AnchorReceipt(models.Model):
         return f"anchor {self.n}: seq {self.seq}"
 
 
+class WalkGate(models.Model):
+    """One row (pk 1) that lets one full walk of the chain run at a time, across processes,
+    and not more often than ``FORGE_AUDIT_VERIFY_INTERVAL`` (audit.gate).
+
+    It is taken by a compare-and-swap on ``turn``, not by holding a lock for the walk:
+    on SQLite a write lock held for a walk's 30 seconds would stop every other writer.
+    A walk whose process died frees the gate when ``expires_at`` passes.
+    """
+
+    turn = models.BigIntegerField(default=0, help_text="incremented by every claim and release")
+    holder = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="set while a walk runs")
+
+    def __str__(self) -> str:
+        return f"walk gate, turn {self.turn}"
+
+
 # The columns of an event, in the order exports write them and bulk loads insert them.
 COLUMNS = (
     "seq",

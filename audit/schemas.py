@@ -73,3 +73,6 @@ class VerificationOut(Schema):
         "anchors_missing, "
         "anchor_log_replaced, row_missing, row_changed; not_verified before any walk"
     )
+    checked_at: str | None = Field(
+        description="when the walk started: UTC, ISO 8601 with microseconds; null before any"
+    )

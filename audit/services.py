@@ -32,7 +32,7 @@ from django.db import DatabaseError, IntegrityError, connections, router, transa
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from audit import anchors, chain
+from audit import anchors, chain, gate
 from audit.anchors import Anchor, AnchorLogError
 from audit.models import COLUMNS, AnchorReceipt, AuditEvent, ChainCheckpoint
 from forge.redaction import redact
@@ -252,8 +252,8 @@ def verify_and_record() -> Verification:
     """``verify()`` the whole chain, store the outcome as a checkpoint, and, when the
     chain is whole and agrees with the anchor log, anchor the head it verified.
 
-    For ``manage.py forge_audit_verify``, ``GET /api/v1/audit/verify`` and the page's
-    button. Call it outside a transaction that wrote audit rows: the head it
+    For ``manage.py forge_audit_verify`` (an operator's command, not throttled) and
+    ``walk_now``. Call it outside a transaction that wrote audit rows: the head it
     anchors must be committed (see ``_write_anchor``).
     """
     started, clock = timezone.now(), time.perf_counter()
@@ -262,6 +262,45 @@ def verify_and_record() -> Verification:
     if result.ok and result.verified_through:
         _write_anchor(result.verified_through, last_hash, rows)
     return result
+
+
+def walk_now(holder: str) -> Verification:
+    """``verify_and_record`` for the API and the page: one walk at a time across
+    processes, and not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last one
+    (``audit.gate``; raises ``gate.WalkRefused``)."""
+    ticket = gate.claim(holder)
+    try:
+        return verify_and_record()
+    finally:
+        gate.release(ticket)
+
+
+@dataclass(frozen=True)
+class LastVerification:
+    """What ``GET /audit/verify`` serves: the latest full walk's verdict, or a break any
+    later walk found (a broken state is sticky: see ``chain_state``)."""
+
+    verification: Verification
+    checked_at: datetime | None
+
+
+def last_verification() -> LastVerification:
+    """The last stored verdict, without walking anything."""
+    latest = ChainCheckpoint.objects.order_by("-id").first()
+    checkpoint = latest if latest is not None and not latest.ok else latest_full_walk()
+    if checkpoint is None:
+        never = Verification(
+            False, 0, None, "the whole chain has not been walked yet", "not_verified"
+        )
+        return LastVerification(never, None)
+    verdict = Verification(
+        checkpoint.ok,
+        checkpoint.through_seq,
+        checkpoint.broken_at,
+        checkpoint.reason,
+        checkpoint.code,
+    )
+    return LastVerification(verdict, checkpoint.checked_at)
 
 
 # --- Anchors: the chain's head, signed, outside the database ----------------------------

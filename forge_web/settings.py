@@ -229,6 +229,8 @@ FORGE_AUDIT_ANCHOR_PATH = envstr(
 FORGE_AUDIT_ANCHOR_EVERY = envint("FORGE_AUDIT_ANCHOR_EVERY", 100, minimum=1)
 # The anchors' HMAC key; empty: derived from SECRET_KEY (set it to rotate SECRET_KEY freely).
 FORGE_AUDIT_ANCHOR_KEY = envstr("FORGE_AUDIT_ANCHOR_KEY", "")
+# Seconds between two full walks asked for over the API or the page (audit.gate).
+FORGE_AUDIT_VERIFY_INTERVAL = envint("FORGE_AUDIT_VERIFY_INTERVAL", 60, minimum=0)
 
 # --- Runs -------------------------------------------------------------------------------
 # Where each run's workspace directory lives (shell and file tools work inside it).

@@ -231,7 +231,7 @@ def test_rehashing_the_tail_fails_verify_over_the_api(events, api_client, operat
     rehash_from(4, {"n": 40})
     assert services._walk(1, chain.GENESIS_HASH)[0].ok  # the chain alone hides it
 
-    response = client.get("/api/v1/audit/verify")
+    response = client.post("/api/v1/audit/verify")
 
     body = response.json()
     assert response.status_code == 200
