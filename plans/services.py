@@ -37,6 +37,7 @@ from accounts.permissions import ensure_permission
 from audit.services import record
 from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
+from forge.redaction import redact_text
 from forge.runtime.gate import POLICY_APPROVER
 from plans import compilation
 from plans import gate as plan_gate
@@ -238,8 +239,8 @@ def _add_version(
         content_hash=content_hash(document),
         source_format=source_format,
         parent=parent,
-        replan_reason=replan_reason,
-        note=note,
+        replan_reason=redact_text(replan_reason),
+        note=redact_text(note),
         author=user,
         planner=planner,
         diagnostics=diagnostics,
@@ -304,7 +305,7 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
                 .signature
             )
         approval = Approval.objects.create(
-            version=locked, reviewer=user, decision=decision, comment=comment,
+            version=locked, reviewer=user, decision=decision, comment=redact_text(comment),
             content_hash=digest, signature=signature,
         )  # fmt: skip
         locked.status = VersionStatus(decision)  # the latest decision is the status

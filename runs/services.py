@@ -28,6 +28,7 @@ from forge.compiler import ExecutableGraph
 from forge.errors import ForgeError
 from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
+from forge.redaction import redact_text
 from forge.runtime import approval_hash
 from forge.runtime.gate import GateRefused, VersionApproval
 from forge.runtime.replans import performed_side_effects
@@ -119,7 +120,7 @@ def approve_step(
             args_hash=args_hash,
             reviewer=user,
             decision="approved",
-            comment=comment,
+            comment=redact_text(comment),
         )
         locked.to_enqueue.extend(locked.became_ready())
         record(
@@ -138,7 +139,7 @@ def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
     with locked_run(run.pk) as locked:
         _not_the_author(locked.run, user)
         node = _node(locked, step_id)
-        locked.scheduler.reject(step_id, _actor(user), comment)
+        locked.scheduler.reject(step_id, _actor(user), redact_text(comment))
         StepApproval.objects.create(
             run=locked.run,
             step_id=step_id,
@@ -146,7 +147,7 @@ def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
             args_hash=approval_hash(node),
             reviewer=user,
             decision="rejected",
-            comment=comment,
+            comment=redact_text(comment),
         )
         record(
             _actor(user), "run.step_rejected", "run", run.pk, {"step": step_id, "comment": comment}
