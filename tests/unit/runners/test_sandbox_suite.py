@@ -1,6 +1,7 @@
-"""What only bubblewrap gives: the command cannot see or write the host's files outside
-the workspace, nor reach the network. Skipped when bubblewrap is missing, failed
-instead under FORGE_REQUIRE_SERVICES=1."""
+"""The sandbox suite. With bubblewrap: the command cannot see or write the host's files
+outside the workspace, nor reach the network (skipped when bubblewrap is missing, failed
+instead under FORGE_REQUIRE_SERVICES=1). Without it, simulated on every machine by a
+PATH that has no ``bwrap``: a shell step fails closed instead of running unconfined."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ import pytest
 
 from forge.runners import Sandbox, ShellRunner
 
-pytestmark = pytest.mark.usefixtures("bubblewrap")
+UNAVAILABLE = (
+    "shell steps cannot run: {reason}. Install bubblewrap (the 'bubblewrap' package), or "
+    "accept weaker isolation with FORGE_SANDBOX=rlimits (forge run --sandbox rlimits): "
+    "resource limits only, with the host's files, network and processes in reach."
+)
 
 
 @pytest.fixture
-def runner() -> ShellRunner:
+def runner(bubblewrap: None) -> ShellRunner:
     return ShellRunner(Sandbox("bubblewrap"))
 
 
@@ -152,3 +157,44 @@ def test_only_the_command_s_own_processes_are_visible(runner, spec, make_context
 
     # bwrap's init and the probe itself: the host's processes are in another pid namespace.
     assert int(outcome.output["stdout"]) <= 3
+
+
+# --- Without bubblewrap ---------------------------------------------------------------
+
+
+@pytest.fixture
+def no_bwrap_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PATH holding only what the test puts there: ``bwrap`` cannot be found."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+def test_without_bubblewrap_a_shell_step_fails_closed_and_says_how_to_fix_it(
+    spec, make_context, workspace, no_bwrap_on_path
+):
+    outcome = ShellRunner().run(
+        spec("shell"), {"argv": ["sh", "-c", "cat /etc/passwd > seen"]}, make_context()
+    )
+
+    assert not outcome.ok
+    assert outcome.error_code == "sandbox_unavailable"
+    assert outcome.error == UNAVAILABLE.format(reason="bubblewrap (bwrap) is not on PATH")
+    assert not (workspace / "seen").exists()  # the command never ran
+
+
+def test_a_bubblewrap_that_fails_its_probe_fails_closed_with_its_own_words(
+    spec, make_context, workspace, no_bwrap_on_path
+):
+    fake = no_bwrap_on_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+
+    outcome = ShellRunner().run(spec("shell"), {"argv": ["sh", "-c", "touch seen"]}, make_context())
+
+    assert outcome.error_code == "sandbox_unavailable"
+    assert outcome.error == UNAVAILABLE.format(
+        reason="bubblewrap failed its probe: bwrap: No permissions to create new namespace"
+    )
+    assert not (workspace / "seen").exists()
