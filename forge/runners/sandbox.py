@@ -1,15 +1,18 @@
-"""How a shell command is confined: bubblewrap when it works, resource limits always.
+"""How a shell command is confined: bubblewrap and resource limits, or, by explicit
+choice, resource limits alone.
 
-With ``bwrap`` the command gets its own mount, pid, network, ipc and uts namespaces,
-sees only read-only system directories, a private ``/tmp`` and the workspace at
-``/workspace``, and dies with its parent. Either way it runs under rlimits (CPU,
-address space, processes, file size, open files, no core dumps) and as an
-unprivileged user: the kernel never enforces ``RLIMIT_NPROC`` for uid 0, not even for
-uid 0 mapped inside a user namespace, so a worker running as root drops the command
-to ``nobody`` (65534) and hands it the workspace. Inside bubblewrap that drop is done
-by ``setpriv`` after the mounts are made, so the workspace need not be reachable by
-``nobody`` on the host; the environment is then rebuilt by ``env -i`` so nothing
-reaches the privileged helpers.
+Mode ``"bwrap"`` (the default) gives the command its own mount, pid, network, ipc and
+uts namespaces: it sees only read-only system directories, a private ``/tmp`` and the
+workspace at ``/workspace``, and dies with its parent. Without a working ``bwrap`` it
+fails closed: ``launch`` raises ``SandboxUnavailable`` saying why and how to fix it, and
+nothing runs. Mode ``"rlimits"`` is the deployment's explicit opt-in to less, and every
+outcome says so. Either way the command runs under rlimits (CPU, address space,
+processes, file size, open files, no core dumps) and as an unprivileged user: the kernel
+never enforces ``RLIMIT_NPROC`` for uid 0, not even for uid 0 mapped inside a user
+namespace, so a worker running as root drops the command to ``nobody`` (65534) and hands
+it the workspace. Inside bubblewrap that drop is done by ``setpriv`` after the mounts
+are made, so the workspace need not be reachable by ``nobody`` on the host; the
+environment is then rebuilt by ``env -i`` so nothing reaches the privileged helpers.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +33,22 @@ from typing import Literal
 from forge.runners.base import Isolation
 from forge.runners.errors import RunnerError, SandboxUnavailable
 
-__all__ = ["NOBODY", "Launch", "Limits", "Sandbox", "SandboxMode"]
+__all__ = ["NOBODY", "SANDBOX_MODES", "Launch", "Limits", "Sandbox", "SandboxMode"]
 
 NOBODY = 65534
-SandboxMode = Literal["auto", "bubblewrap", "rlimits-only"]
+SandboxMode = Literal["bwrap", "rlimits"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("bwrap", "rlimits")
+
+# The worker and the CLI show this as is: it names the cause and both ways out.
+_UNAVAILABLE = (
+    "shell steps cannot run: {reason}. Install bubblewrap (the 'bubblewrap' package), or "
+    "accept weaker isolation with FORGE_SANDBOX=rlimits (forge run --sandbox rlimits): "
+    "resource limits only, with the host's files, network and processes in reach."
+)
+_RLIMITS_NOTE = (
+    "sandbox mode rlimits (an explicit opt-in): resource limits and an unprivileged user "
+    "only; no bubblewrap, so the command could read the host's files and reach the network"
+)
 
 _SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -68,45 +84,69 @@ class Launch:
 
 
 class Sandbox:
-    """Chooses the isolation once, then turns argv into a confined ``Launch``.
+    """Turns argv into a confined ``Launch`` in the deployment's ``mode``.
 
-    ``mode="auto"`` uses bubblewrap when ``bwrap`` is on PATH and passes a probe, else
-    rlimits only (``notes`` says why); ``"bubblewrap"`` raises ``SandboxUnavailable``
-    instead of falling back.
+    In ``"bwrap"`` mode bubblewrap is looked up and probed at the first ``launch`` (or
+    ``problem``), not here, so building the runners never fails and never spawns
+    anything; a success is kept, a failure is probed again next time, so installing
+    bubblewrap needs no restart.
     """
 
     def __init__(
         self,
-        mode: SandboxMode = "auto",
+        mode: SandboxMode = "bwrap",
         *,
         limits: Limits | None = None,
         uid: int = NOBODY,
         gid: int = NOBODY,
     ) -> None:
+        if mode not in SANDBOX_MODES:
+            raise ValueError(f"sandbox mode must be one of {', '.join(SANDBOX_MODES)}: {mode!r}")
+        self.mode: SandboxMode = mode
         self.limits = limits or Limits()
         # Dropping privileges is only needed, and only possible, when we are root.
         self.identity = (uid, gid) if os.geteuid() == 0 else None
-        self.notes: tuple[str, ...] = ()
         self._bwrap: str | None = None
+        self._lock = threading.Lock()
         self._setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
         self._env = shutil.which("env", path="/usr/bin:/bin") or "/usr/bin/env"
-        if mode != "rlimits-only":
-            reason = self._enable_bubblewrap()
-            if reason:
-                if mode == "bubblewrap":
-                    raise SandboxUnavailable(reason)
-                self.notes = (f"{reason}; running with rlimits only",)
 
     @property
     def isolation(self) -> Isolation:
-        return "bubblewrap" if self._bwrap else "rlimits-only"
+        """What confines a command that ``launch`` returns."""
+        return "bubblewrap" if self.mode == "bwrap" else "rlimits-only"
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What every outcome should say about its isolation."""
+        return (_RLIMITS_NOTE,) if self.mode == "rlimits" else ()
+
+    def problem(self) -> str | None:
+        """Why this sandbox cannot run commands now, or ``None`` when it can."""
+        if self.mode == "rlimits":
+            return None
+        with self._lock:
+            if self._bwrap is None:
+                bwrap, reason = self._find_bubblewrap()
+                if reason:
+                    return reason
+                self._bwrap = bwrap
+        return None
 
     def launch(self, argv: Sequence[str], env: Mapping[str, str], workspace: Path) -> Launch:
         """The confined form of ``argv``; ``env`` is complete except for HOME.
 
-        Raises ``RunnerError`` (``io_error``) when a root worker cannot hand the
+        Raises ``SandboxUnavailable`` in ``"bwrap"`` mode when bubblewrap is missing or
+        broken, and ``RunnerError`` (``io_error``) when a root worker cannot hand the
         workspace over to the sandbox user.
         """
+        if reason := self.problem():
+            raise SandboxUnavailable(_UNAVAILABLE.format(reason=reason))
+        return self._launch(self._bwrap, argv, env, workspace)
+
+    def _launch(
+        self, bwrap: str | None, argv: Sequence[str], env: Mapping[str, str], workspace: Path
+    ) -> Launch:
         if self.identity:
             try:
                 _hand_over(workspace, *self.identity)
@@ -116,10 +156,10 @@ class Sandbox:
                 ) from None
         nproc = _process_count(self.identity[0] if self.identity else os.getuid())
         preexec = _rlimit_setter(self.limits, nproc + self.limits.processes)
-        if self._bwrap:
+        if bwrap:
             inner = {**env, "HOME": "/workspace", "TMPDIR": "/tmp"}
             return Launch(
-                argv=(*self._bwrap_prefix(workspace), *self._inner_prefix(inner), *argv),
+                argv=(*self._bwrap_prefix(bwrap, workspace), *self._inner_prefix(inner), *argv),
                 env={"PATH": _SANDBOX_PATH},
                 cwd=workspace,
                 user=None,
@@ -136,9 +176,8 @@ class Sandbox:
             preexec=preexec,
         )
 
-    def _bwrap_prefix(self, workspace: Path) -> list[str]:
-        assert self._bwrap
-        args = [self._bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-pid"]
+    def _bwrap_prefix(self, bwrap: str, workspace: Path) -> list[str]:
+        args = [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-pid"]
         args += ["--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         if self.identity:
             # bwrap keeps root's capabilities when run as root; keep only what setpriv
@@ -174,29 +213,26 @@ class Sandbox:
         assignments = (f"{name}={value}" for name, value in env.items())
         return [*args, self._env, "-i", "--chdir=/workspace", *assignments]
 
-    def _enable_bubblewrap(self) -> str:
-        """Turn bubblewrap on; the reason it cannot be, or ``""``."""
+    def _find_bubblewrap(self) -> tuple[str, str]:
+        """``bwrap``'s path once it ran ``true`` confined, or ``""`` and the reason."""
         bwrap = shutil.which("bwrap")
         if bwrap is None:
-            return "bubblewrap is missing (install the 'bubblewrap' package)"
+            return "", "bubblewrap (bwrap) is not on PATH"
         if self.identity and self._setpriv is None:
-            return "setpriv (util-linux) is missing, so the sandbox could not drop root"
-        self._bwrap = bwrap
+            return "", "setpriv (util-linux) is missing, so the sandbox could not drop root"
         with tempfile.TemporaryDirectory(prefix="forge-bwrap-probe-") as probe:
-            launch = self.launch(["true"], {"PATH": _SANDBOX_PATH}, Path(probe))
+            launch = self._launch(bwrap, ["true"], {"PATH": _SANDBOX_PATH}, Path(probe))
             try:
                 result = subprocess.run(
                     launch.argv, env=launch.env, cwd=launch.cwd, capture_output=True,
                     timeout=10, check=False,
                 )  # fmt: skip
             except (OSError, subprocess.TimeoutExpired) as exc:
-                self._bwrap = None
-                return f"bubblewrap failed its probe: {exc}"
+                return "", f"bubblewrap failed its probe: {exc}"
         if result.returncode != 0:
-            self._bwrap = None
             message = result.stderr.decode(errors="replace").strip()
-            return f"bubblewrap failed its probe: {message or result.returncode}"
-        return ""
+            return "", f"bubblewrap failed its probe: {message or result.returncode}"
+        return bwrap, ""
 
 
 def _rlimit_setter(limits: Limits, nproc: int) -> Callable[[], None]:

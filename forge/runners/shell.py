@@ -1,9 +1,11 @@
 """The ``shell`` runner: an argv list (never a shell string) run in the run's workspace.
 
-The command runs confined by a ``Sandbox`` (bubblewrap when available, rlimits and
-an unprivileged uid always), with an environment built from an allow list so the
-worker's secrets never reach it, until ``min(context.timeout_s, args.timeout_s)``.
-stdout and stderr are capped and kept as artifacts; a non-zero exit fails the step.
+The command runs confined by a ``Sandbox`` (bubblewrap unless the deployment opted in to
+rlimits only; rlimits and an unprivileged uid always), with an environment built from an
+allow list so the worker's secrets never reach it, until ``min(context.timeout_s,
+args.timeout_s)``. stdout and stderr are capped and kept as artifacts; a non-zero exit
+fails the step. Without a working bubblewrap the step fails with
+``sandbox_unavailable`` and nothing runs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from forge.runners.base import Artifact, RunContext, RunnerOutcome
-from forge.runners.errors import InvalidArguments, RunnerError
+from forge.runners.errors import InvalidArguments, RunnerError, SandboxUnavailable
 from forge.runners.process import Captured, Completed, run_process_group
 from forge.runners.sandbox import Sandbox
 from forge.runners.workspace import Workspace
@@ -38,6 +40,8 @@ class ShellRunner:
             argv = _argv(args.get("argv"))
             env = {**BASE_ENV, **_extra_env(args.get("env") or {})}
             launch = self.sandbox.launch(argv, env, Workspace(context.workspace).root)
+        except SandboxUnavailable as error:
+            return RunnerOutcome.failure(str(error), error.code, isolation="none")
         except RunnerError as error:
             return RunnerOutcome.failure(str(error), error.code, isolation=isolation)
         timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))

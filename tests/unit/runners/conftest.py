@@ -62,9 +62,9 @@ def bubblewrap() -> None:
     _require_bubblewrap()
 
 
-@pytest.fixture(params=["bubblewrap", "rlimits-only"])
+@pytest.fixture(params=["bwrap", "rlimits"])
 def sandbox_mode(request: pytest.FixtureRequest) -> str:
-    if request.param == "bubblewrap":
+    if request.param == "bwrap":
         _require_bubblewrap()
     mode: str = request.param
     return mode

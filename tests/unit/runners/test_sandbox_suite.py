@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from forge.runners import Sandbox, ShellRunner
+from forge.compiler import GraphCompiler
+from forge.plan import from_data
+from forge.runners import Sandbox, ShellRunner, builtin_runners
+from forge.runners.base import Runner
+from forge.runtime import ApprovalSigner, ExecutionRecord, InMemoryRecordStore, ToolExecutor
+from forge.runtime.local import LocalRun
+from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
 UNAVAILABLE = (
     "shell steps cannot run: {reason}. Install bubblewrap (the 'bubblewrap' package), or "
@@ -24,7 +30,7 @@ UNAVAILABLE = (
 
 @pytest.fixture
 def runner(bubblewrap: None) -> ShellRunner:
-    return ShellRunner(Sandbox("bubblewrap"))
+    return ShellRunner(Sandbox("bwrap"))
 
 
 def _probe(code: str) -> list[str]:
@@ -198,3 +204,59 @@ def test_a_bubblewrap_that_fails_its_probe_fails_closed_with_its_own_words(
         reason="bubblewrap failed its probe: bwrap: No permissions to create new namespace"
     )
     assert not (workspace / "seen").exists()
+
+
+def test_without_bubblewrap_the_runners_are_built_and_other_tools_still_work(
+    spec, make_context, no_bwrap_on_path
+):
+    runners = builtin_runners()
+
+    outcome = runners["echo"].run(spec("echo"), {"said": "hi"}, make_context())
+
+    assert outcome.ok
+    assert outcome.output == {"said": "hi"}
+
+
+def _record_of_one_step(
+    runners: dict[str, Runner], workspace: Path, step: dict[str, object]
+) -> ExecutionRecord:
+    """Runs a one-step plan through the real ToolExecutor; the step's execution record."""
+    registry, policy = builtin_registry(), PolicyEngine(DEFAULT_POLICY)
+    records = InMemoryRecordStore()
+    executor = ToolExecutor(registry, policy, records, runners, approvals=ApprovalSigner(b"k" * 32))
+    document = from_data({"goal": "Build the release bundle", "steps": [step]})
+    LocalRun(GraphCompiler(registry, policy), executor, workspace).run(document)
+    [record] = records.records
+    return record
+
+
+def test_without_bubblewrap_the_failed_step_is_recorded_as_sandbox_unavailable(
+    workspace, no_bwrap_on_path
+):
+    step = {"id": "build", "description": "Build the bundle", "tool": "shell",
+            "args": {"argv": ["sh", "-c", "touch seen"]}}  # fmt: skip
+
+    record = _record_of_one_step(builtin_runners(), workspace, step)
+
+    assert (record.status, record.error_code, record.isolation) == (
+        "failed",
+        "sandbox_unavailable",
+        "none",
+    )
+    assert not (workspace / "seen").exists()
+
+
+def test_the_explicit_rlimits_mode_runs_the_step_and_records_it_as_rlimits_only(
+    workspace, no_bwrap_on_path
+):
+    step = {"id": "build", "description": "Build the bundle", "tool": "shell",
+            "args": {"argv": ["sh", "-c", "echo built > bundle.txt"]}}  # fmt: skip
+
+    record = _record_of_one_step(builtin_runners(sandbox="rlimits"), workspace, step)
+
+    assert (record.status, record.isolation) == ("succeeded", "rlimits-only")
+    assert record.notes == (
+        "sandbox mode rlimits (an explicit opt-in): resource limits and an unprivileged user "
+        "only; no bubblewrap, so the command could read the host's files and reach the network",
+    )
+    assert (workspace / "bundle.txt").read_text() == "built\n"
