@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from forge.compiler import GraphCompiler
 from forge.plan import from_data
-from forge.runners import Sandbox, ShellRunner, builtin_runners
+from forge.runners import Limits, Sandbox, ShellRunner, builtin_runners
 from forge.runners.base import Runner
 from forge.runtime import ApprovalSigner, ExecutionRecord, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun
@@ -163,6 +164,111 @@ def test_only_the_command_s_own_processes_are_visible(runner, spec, make_context
 
     # bwrap's init and the probe itself: the host's processes are in another pid namespace.
     assert int(outcome.output["stdout"]) <= 3
+
+
+# --- Disk quota, in both modes ----------------------------------------------------------
+
+QUOTA = 20 << 20
+# How far past the quota a fast writer may get before the watchdog's next look.
+OVERSHOOT = 128 << 20
+FILL = (
+    "import os, sys\n"
+    "block = b'x' * (1 << 20)\n"
+    "for directory, count in zip(sys.argv[1::2], sys.argv[2::2]):\n"
+    "    os.makedirs(directory, exist_ok=True)\n"
+    "    for n in range(int(count)):\n"
+    "        with open(os.path.join(directory, f'fill-{n}'), 'wb') as out:\n"
+    "            out.write(block)\n"
+)
+
+
+def _fill(*targets: tuple[str, int]) -> list[str]:
+    """argv writing files of 1 MiB: ``count`` of them into each ``directory`` (which sh
+    expands, so ``$TMPDIR`` works in both modes)."""
+    args = " ".join(f'"{directory}" {count}' for directory, count in targets)
+    return ["sh", "-c", f'exec python3 -c "$0" {args}', FILL]
+
+
+@pytest.fixture
+def scratch_root(tmp_path: Path) -> Path:
+    root = tmp_path / "scratch"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def quota_runner(sandbox_mode: str, scratch_root: Path) -> ShellRunner:
+    sandbox = Sandbox(sandbox_mode, limits=Limits(disk_bytes=QUOTA))  # type: ignore[arg-type]
+    return ShellRunner(sandbox, scratch_root=scratch_root)
+
+
+def _usage(root: Path) -> int:
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+
+
+@pytest.mark.parametrize("directory", ["fill", "$TMPDIR/fill"], ids=["workspace", "tmp"])
+def test_a_disk_fill_is_stopped_at_the_quota(
+    quota_runner, spec, make_context, workspace, scratch_root, directory
+):
+    started = time.monotonic()
+
+    outcome = quota_runner.run(spec("shell"), {"argv": _fill((directory, 4096))}, make_context())
+
+    assert outcome.error_code == "disk_quota_exceeded"
+    assert outcome.error == (
+        "the step wrote more than its disk quota of 20971520 bytes "
+        "(workspace and temporary directory together)"
+    )
+    assert time.monotonic() - started < 5  # stopped by the quota, not by the timeout
+    assert _usage(workspace) < QUOTA + OVERSHOOT  # 4 GiB were asked for
+    assert list(scratch_root.iterdir()) == []  # the temporary directory went with the step
+
+
+def test_the_quota_counts_the_workspace_and_the_temporary_directory_together(
+    quota_runner, spec, make_context
+):
+    half = QUOTA // (2 << 20) + 2  # MiB: each half fits the quota, both do not
+
+    outcome = quota_runner.run(
+        spec("shell"), {"argv": _fill(("a", half), ("$TMPDIR/b", half))}, make_context()
+    )
+
+    assert outcome.error_code == "disk_quota_exceeded"
+
+
+def test_a_single_file_stops_growing_one_byte_past_the_quota(
+    quota_runner, spec, make_context, workspace
+):
+    outcome = quota_runner.run(
+        spec("shell"), {"argv": ["sh", "-c", "head -c 50000000 /dev/zero > big"]}, make_context()
+    )
+
+    assert outcome.error_code == "disk_quota_exceeded"
+    assert (workspace / "big").stat().st_size == QUOTA + 1
+
+
+def test_files_from_earlier_steps_do_not_count_against_the_quota(
+    quota_runner, spec, make_context, workspace
+):
+    (workspace / "earlier.bin").write_bytes(b"e" * (QUOTA + (10 << 20)))
+
+    outcome = quota_runner.run(spec("shell"), {"argv": _fill(("more", 5))}, make_context())
+
+    assert outcome.ok, outcome.error
+    assert _usage(workspace / "more") == 5 << 20
+
+
+def test_the_temporary_directory_is_private_to_the_step_and_deleted_after_it(
+    quota_runner, spec, make_context, scratch_root
+):
+    outcome = quota_runner.run(
+        spec("shell"),
+        {"argv": ["sh", "-c", 'echo kept > "$TMPDIR/note" && cat "$TMPDIR/note"']},
+        make_context(),
+    )
+
+    assert outcome.output["stdout"] == "kept\n"
+    assert list(scratch_root.iterdir()) == []
 
 
 # --- Without bubblewrap ---------------------------------------------------------------
