@@ -9,6 +9,7 @@ from forge.runners.base import Artifact, Isolation, RunContext, Runner, RunnerOu
 from forge.runners.basic import BasicRunner
 from forge.runners.catalog import builtin_runners
 from forge.runners.errors import (
+    DiskQuotaExceeded,
     FileTooLarge,
     HostNotAllowed,
     InvalidArguments,
@@ -37,6 +38,7 @@ __all__ = [
     "SANDBOX_MODES",
     "Artifact",
     "BasicRunner",
+    "DiskQuotaExceeded",
     "FilePreview",
     "FileSearchRunner",
     "FileReadRunner",

@@ -2,8 +2,10 @@
 choice, resource limits alone.
 
 Mode ``"bwrap"`` (the default) gives the command its own mount, pid, network, ipc and
-uts namespaces: it sees only read-only system directories, a private ``/tmp`` and the
-workspace at ``/workspace``, and dies with its parent. Without a working ``bwrap`` it
+uts namespaces: it sees only read-only system directories, the workspace at
+``/workspace`` and, at ``/tmp``, the step's own temporary directory (a directory on
+disk, so the disk quota can measure it; ``TMPDIR`` names it in both modes), and it dies
+with its parent. Without a working ``bwrap`` it
 fails closed: ``launch`` raises ``SandboxUnavailable`` saying why and how to fix it, and
 nothing runs. Mode ``"rlimits"`` is the deployment's explicit opt-in to less, and every
 outcome says so. Either way the command runs under rlimits (CPU, address space,
@@ -62,13 +64,21 @@ _ETC_ENTRIES = (
 @dataclass(frozen=True)
 class Limits:
     """Per-command resource limits. ``processes`` is how many processes the command may
-    add to its user's count (RLIMIT_NPROC counts every process of the uid)."""
+    add to its user's count (RLIMIT_NPROC counts every process of the uid).
+    ``disk_bytes`` is what it may add to its workspace and temporary directory together
+    (``forge.runners.quota``, enforced by the shell runner); no single file may grow
+    more than one byte past it either."""
 
     cpu_s: int = 60
     address_space_bytes: int = 2 << 30
     processes: int = 64
     file_size_bytes: int = 256 << 20
     open_files: int = 256
+    disk_bytes: int = 1 << 30
+
+    def __post_init__(self) -> None:
+        if self.disk_bytes < 1:
+            raise ValueError(f"disk_bytes must be positive, got {self.disk_bytes}")
 
 
 @dataclass(frozen=True)
@@ -133,8 +143,11 @@ class Sandbox:
                 self._bwrap = bwrap
         return None
 
-    def launch(self, argv: Sequence[str], env: Mapping[str, str], workspace: Path) -> Launch:
-        """The confined form of ``argv``; ``env`` is complete except for HOME.
+    def launch(
+        self, argv: Sequence[str], env: Mapping[str, str], workspace: Path, scratch: Path
+    ) -> Launch:
+        """The confined form of ``argv``; ``env`` is complete except for HOME and TMPDIR.
+        ``scratch`` is the step's own, empty temporary directory.
 
         Raises ``SandboxUnavailable`` in ``"bwrap"`` mode when bubblewrap is missing or
         broken, and ``RunnerError`` (``io_error``) when a root worker cannot hand the
@@ -142,14 +155,20 @@ class Sandbox:
         """
         if reason := self.problem():
             raise SandboxUnavailable(_UNAVAILABLE.format(reason=reason))
-        return self._launch(self._bwrap, argv, env, workspace)
+        return self._launch(self._bwrap, argv, env, workspace, scratch)
 
     def _launch(
-        self, bwrap: str | None, argv: Sequence[str], env: Mapping[str, str], workspace: Path
+        self,
+        bwrap: str | None,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        workspace: Path,
+        scratch: Path,
     ) -> Launch:
         if self.identity:
             try:
                 _hand_over(workspace, *self.identity)
+                _hand_over(scratch, *self.identity)
             except OSError as exc:
                 raise RunnerError(
                     f"cannot hand the workspace to the sandbox user: {exc}", code="io_error"
@@ -158,8 +177,9 @@ class Sandbox:
         preexec = _rlimit_setter(self.limits, nproc + self.limits.processes)
         if bwrap:
             inner = {**env, "HOME": "/workspace", "TMPDIR": "/tmp"}
+            prefix = self._bwrap_prefix(bwrap, workspace, scratch)
             return Launch(
-                argv=(*self._bwrap_prefix(bwrap, workspace), *self._inner_prefix(inner), *argv),
+                argv=(*prefix, *self._inner_prefix(inner), *argv),
                 env={"PATH": _SANDBOX_PATH},
                 cwd=workspace,
                 user=None,
@@ -169,14 +189,14 @@ class Sandbox:
         user, group = self.identity or (None, None)
         return Launch(
             argv=tuple(argv),
-            env={**env, "HOME": str(workspace)},
+            env={**env, "HOME": str(workspace), "TMPDIR": str(scratch)},
             cwd=workspace,
             user=user,
             group=group,
             preexec=preexec,
         )
 
-    def _bwrap_prefix(self, bwrap: str, workspace: Path) -> list[str]:
+    def _bwrap_prefix(self, bwrap: str, workspace: Path, scratch: Path) -> list[str]:
         args = [bwrap, "--die-with-parent", "--unshare-ipc", "--unshare-pid"]
         args += ["--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         if self.identity:
@@ -197,7 +217,9 @@ class Sandbox:
         for pattern in _ETC_ENTRIES:
             for entry in sorted(Path("/etc").glob(pattern)):
                 args += ["--ro-bind", str(entry), str(entry)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        # /tmp is the step's directory on disk, not a tmpfs: a tmpfs is RAM the quota
+        # could not see, and the runner deletes the directory after the step.
+        args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(scratch), "/tmp"]
         # No --chdir: bwrap has already dropped its capabilities then, and root without
         # them may not enter a workspace that now belongs to the sandbox user.
         args += ["--bind", str(workspace), "/workspace", "--"]
@@ -221,7 +243,11 @@ class Sandbox:
         if self.identity and self._setpriv is None:
             return "", "setpriv (util-linux) is missing, so the sandbox could not drop root"
         with tempfile.TemporaryDirectory(prefix="forge-bwrap-probe-") as probe:
-            launch = self._launch(bwrap, ["true"], {"PATH": _SANDBOX_PATH}, Path(probe))
+            workspace, scratch = Path(probe, "workspace"), Path(probe, "tmp")
+            workspace.mkdir()
+            scratch.mkdir()
+            env = {"PATH": _SANDBOX_PATH}
+            launch = self._launch(bwrap, ["true"], env, workspace, scratch)
             try:
                 result = subprocess.run(
                     launch.argv, env=launch.env, cwd=launch.cwd, capture_output=True,
@@ -240,7 +266,9 @@ def _rlimit_setter(limits: Limits, nproc: int) -> Callable[[], None]:
         (resource.RLIMIT_CPU, limits.cpu_s),
         (resource.RLIMIT_AS, limits.address_space_bytes),
         (resource.RLIMIT_NPROC, nproc),
-        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        # One byte past the quota, so that a file running into it is over the quota
+        # (and the step fails as such), not merely at it.
+        (resource.RLIMIT_FSIZE, min(limits.file_size_bytes, limits.disk_bytes + 1)),
         (resource.RLIMIT_NOFILE, limits.open_files),
         (resource.RLIMIT_CORE, 0),
     )

@@ -6,7 +6,9 @@ PATH that has no ``bwrap``: a shell step fails closed instead of running unconfi
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -190,10 +192,14 @@ def _fill(*targets: tuple[str, int]) -> list[str]:
 
 
 @pytest.fixture
-def scratch_root(tmp_path: Path) -> Path:
-    root = tmp_path / "scratch"
-    root.mkdir()
-    return root
+def scratch_root() -> Iterator[Path]:
+    """Where steps' temporary directories go: under the system's, as in production,
+    since without bubblewrap the sandbox user must reach TMPDIR by its host path (the
+    pytest tmp_path is private to root)."""
+    root = Path(tempfile.mkdtemp(prefix="forge-test-scratch-"))
+    root.chmod(0o711)
+    yield root
+    shutil.rmtree(root)
 
 
 @pytest.fixture
