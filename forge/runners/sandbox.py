@@ -214,6 +214,9 @@ class Sandbox:
                 args += ["--symlink", str(path.readlink()), str(path)]
             elif path.is_dir():
                 args += ["--ro-bind", str(path), str(path)]
+        # bwrap makes the parents of bind targets 0700: /etc must be searchable by the
+        # sandbox user, or /etc/passwd and the loader's cache are out of its reach.
+        args += ["--perms", "0755", "--dir", "/etc"]
         for pattern in _ETC_ENTRIES:
             for entry in sorted(Path("/etc").glob(pattern)):
                 args += ["--ro-bind", str(entry), str(entry)]

@@ -1,13 +1,20 @@
-"""The sandbox suite. With bubblewrap: the command cannot see or write the host's files
-outside the workspace, nor reach the network (skipped when bubblewrap is missing, failed
-instead under FORGE_REQUIRE_SERVICES=1). Without it, simulated on every machine by a
-PATH that has no ``bwrap``: a shell step fails closed instead of running unconfined."""
+"""The sandbox suite: what docs/security.md promises of the shell sandbox.
+
+With bubblewrap (skipped when it is missing, failed instead under
+FORGE_REQUIRE_SERVICES=1): the command cannot write outside the workspace, cannot read
+the host's secrets (files, the worker's environment), cannot reach the network, cannot
+outlive the step (not even as a daemon), and a fork bomb is contained. In both modes, a
+disk fill is stopped at the quota. Without bubblewrap, simulated on every machine by a
+PATH that has no ``bwrap``: a shell step fails closed instead of running unconfined,
+and the explicit rlimits mode runs it and says so on the record."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -42,13 +49,14 @@ def _probe(code: str) -> list[str]:
 
 @pytest.fixture
 def secrets() -> Iterator[list[Path]]:
-    """World-readable secrets outside the workspace: only the mount namespace hides them."""
+    """World-readable secrets outside the workspace, in the host's /tmp and in /root:
+    only the mount namespace hides them; and /etc/shadow, which is never mounted."""
     token = uuid.uuid4().hex
     paths = [Path(f"/tmp/forge-secret-{token}"), Path(f"/root/forge-secret-{token}")]
     for path in paths:
         path.write_text(f"TOPSECRET-{token}")
         path.chmod(0o644)
-    yield paths
+    yield [*paths, Path("/etc/shadow")]
     for path in paths:
         path.unlink()
 
@@ -72,6 +80,14 @@ def test_secret_files_outside_the_workspace_are_not_visible(runner, spec, make_c
     assert outcome.output["stdout"] == "".join(
         f"refused {path} FileNotFoundError\n" for path in secrets
     )
+
+
+def test_what_programs_need_from_etc_is_readable(runner, spec, make_context):
+    outcome = runner.run(
+        spec("shell"), {"argv": ["sh", "-c", "grep -c . /etc/passwd /etc/group"]}, make_context()
+    )
+
+    assert outcome.ok, outcome.output["stderr"]
 
 
 def test_the_project_and_home_directories_are_not_mounted(runner, spec, make_context):
@@ -166,6 +182,70 @@ def test_only_the_command_s_own_processes_are_visible(runner, spec, make_context
 
     # bwrap's init and the probe itself: the host's processes are in another pid namespace.
     assert int(outcome.output["stdout"]) <= 3
+
+
+def test_the_worker_s_environment_is_nowhere_in_the_sandbox(
+    runner, spec, make_context, monkeypatch
+):
+    monkeypatch.setenv("FORGE_TEST_SECRET", "hunter2")
+    # Every process the command can see, its own environment included.
+    snoop = "env; for f in /proc/[0-9]*/environ; do cat $f 2>/dev/null; echo; done"
+
+    outcome = runner.run(spec("shell"), {"argv": ["sh", "-c", snoop]}, make_context())
+
+    assert outcome.ok
+    assert "PATH=" in outcome.output["stdout"]  # the snoop did read environments
+    assert "hunter2" not in outcome.output["stdout"]
+
+
+def test_a_daemon_that_leaves_the_session_dies_with_the_step(
+    runner, spec, make_context, workspace, processes_mentioning
+):
+    marker = f"forge-daemon-{uuid.uuid4().hex}"
+    daemon = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()  # out of the process group the runner kills\n"
+        "    if os.fork() == 0:\n"
+        "        null = os.open(os.devnull, os.O_RDWR)\n"
+        "        for fd in (0, 1, 2):\n"
+        "            os.dup2(null, fd)\n"
+        "        open('alive', 'w').close()\n"
+        f"        time.sleep(60)  # {marker}\n"
+        "    os._exit(0)\n"
+        "while not os.path.exists('alive'):\n"
+        "    time.sleep(0.01)\n"
+        "print('detached', flush=True)\n"
+    )
+
+    outcome = runner.run(spec("shell"), {"argv": _probe(daemon)}, make_context())
+
+    assert outcome.output["stdout"] == "detached\n"
+    assert (workspace / "alive").exists()  # the daemon did start
+    assert processes_mentioning(marker) == []
+
+
+def test_a_fork_bomb_is_contained_and_the_worker_survives_in_both_modes(
+    spec, make_context, sandbox_mode, processes_mentioning
+):
+    marker = f"forge-fork-bomb-{uuid.uuid4().hex}"
+    bomb = (
+        "import os, time\n"
+        "while True:\n"
+        "    try:\n"
+        "        os.fork()\n"
+        "    except OSError:\n"
+        "        print('fork refused', flush=True)\n"
+        f"        time.sleep(60)  # {marker}\n"
+    )
+    runner = ShellRunner(Sandbox(sandbox_mode, limits=Limits(processes=16)))  # type: ignore[arg-type]
+
+    outcome = runner.run(spec("shell"), {"argv": _probe(bomb), "timeout_s": 2}, make_context())
+
+    assert outcome.error_code == "timeout"
+    assert "fork refused" in outcome.output["stdout"]  # the process limit held, not just the clock
+    assert processes_mentioning(marker) == []
+    assert subprocess.run([sys.executable, "-c", "pass"], check=False).returncode == 0
 
 
 # --- Disk quota, in both modes ----------------------------------------------------------
