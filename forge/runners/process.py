@@ -6,8 +6,8 @@ when the command exits (a step's background processes end with the step). Output
 read from both pipes as it comes, so a chatty command never blocks on a full pipe;
 only the head of each stream is kept, and the total is counted to report truncation.
 An optional watchdog is asked every ``WATCH_EVERY_S`` while the command runs (between
-reads, in this same thread; less often when one look takes long) and stops the whole
-group the first time it says so: the shell runner's disk quota.
+reads, in this same thread) and stops the whole group the first time it says so: the
+shell runner's disk quota.
 """
 
 from __future__ import annotations
@@ -24,13 +24,10 @@ from typing import Literal
 
 from forge.runners.sandbox import Launch
 
-__all__ = ["LOOK_SHARE", "WATCH_EVERY_S", "Captured", "Completed", "run_process_group"]
+__all__ = ["WATCH_EVERY_S", "Captured", "Completed", "run_process_group"]
 
-# How often the watchdog looks: what a command can do past a limit is what it does in
-# this long plus one look. A look that takes long (a workspace of many files) spaces
-# the next ones out to LOOK_SHARE of the time, so looking never takes over the thread.
+# How often the watchdog is asked; it decides itself how much each answer costs.
 WATCH_EVERY_S = 0.05
-LOOK_SHARE = 0.2
 
 # After the command exits and its group is killed, how long a pipe may stay open (held
 # by a process that left the group) before we stop waiting for the rest of its output.
@@ -154,8 +151,8 @@ def _pump(
         if watchdog is not None and now >= next_watch:
             if watchdog():
                 return "stopped"
-            looked, now = now, time.monotonic()
-            next_watch = now + max(WATCH_EVERY_S, (now - looked) / LOOK_SHARE)
+            now = time.monotonic()  # the watchdog may have taken a while
+            next_watch = now + WATCH_EVERY_S
         remaining = deadline - now
         if remaining <= 0:
             return "deadline"

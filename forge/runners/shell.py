@@ -7,8 +7,9 @@ args.timeout_s)``. stdout and stderr are capped and kept as artifacts; a non-zer
 fails the step. Without a working bubblewrap the step fails with
 ``sandbox_unavailable`` and nothing runs. Each step gets its own temporary directory
 (deleted after it) and a disk quota over that directory and its workspace's growth
-together (``forge.runners.quota``): a watchdog looks every ``WATCH_EVERY_S`` and once
-more after the exit, and a step over it fails with ``disk_quota_exceeded``.
+together (``forge.runners.quota``): a watchdog asks it every ``WATCH_EVERY_S``, it is
+measured once more after the exit, and a step over it fails with
+``disk_quota_exceeded``.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class ShellRunner:
                 launch,
                 timeout_s=timeout_s,
                 max_output_bytes=self.max_output_bytes,
-                watchdog=lambda: quota.exceeded() is not None,
+                watchdog=quota.watch,
             )
         except OSError as exc:  # only without bubblewrap: under it, env reports a bad argv[0]
             exit_code = 127 if isinstance(exc, FileNotFoundError) else 126

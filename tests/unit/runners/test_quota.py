@@ -125,3 +125,39 @@ def test_once_over_the_quota_a_step_stays_over_it(workspace, scratch):
 
     assert verdict is not None
     assert quota.exceeded() == verdict
+
+
+def test_watch_walks_at_its_first_call_and_sees_the_step_over(workspace, scratch):
+    quota = DiskQuota(MIB, workspace, scratch)
+
+    (workspace / "big.bin").write_bytes(b"b" * 2 * MIB)
+
+    assert quota.watch() is True
+    assert quota.verdict is not None
+
+
+def test_between_scheduled_walks_the_filesystem_s_growth_calls_for_one_at_once(
+    workspace, scratch, monkeypatch
+):
+    monkeypatch.setattr(quota_module, "LOOK_SHARE", 1e-9)  # the next scheduled walk: never
+    quota = DiskQuota(MIB, workspace, scratch)
+    assert quota.watch() is False
+
+    (scratch / "big.bin").write_bytes(b"b" * 2 * MIB)
+
+    assert quota.watch() is True
+
+
+def test_growth_the_filesystem_does_not_show_waits_for_the_scheduled_walk(
+    workspace, scratch, monkeypatch
+):
+    monkeypatch.setattr(quota_module, "LOOK_SHARE", 1e-9)
+    monkeypatch.setattr(quota_module, "_fs_used", lambda paths: 0)  # nothing else writes
+    quota = DiskQuota(MIB, workspace, scratch)
+    assert quota.watch() is False
+
+    with (workspace / "sparse").open("wb") as sparse:  # claims 10 MiB, allocates nothing
+        sparse.truncate(10 * MIB)
+
+    assert quota.watch() is False
+    assert quota.exceeded() is not None  # a walk does count it
