@@ -46,6 +46,7 @@ from forge.plan import (
 )
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.progress import ProgressPrinter
+from forge.runners import SANDBOX_MODES
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import ApprovalNotice, LocalRun, LocalRunResult
 from forge.toolbox import McpServerConfig, build_toolbox
@@ -121,6 +122,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="HOST",
         help="a host http_request may reach (repeatable)",
+    )
+    run.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="bwrap",
+        help="how shell steps are confined: bwrap (without bubblewrap they fail) or rlimits "
+        "(resource limits only, an explicit opt-in)",
     )
     run.add_argument(
         "--mcp",
@@ -206,11 +214,16 @@ def _run(args: argparse.Namespace) -> int:
         servers = [McpServerConfig.parse(text) for text in args.mcp]
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    if args.sandbox == "rlimits":
+        print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
+              "without bubblewrap", file=sys.stderr)  # fmt: skip
     workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
     workspace.mkdir(parents=True, exist_ok=True)
     policy = PolicyEngine(_policy(args.policy))
     with (
-        build_toolbox(allowed_hosts=args.allow_host, mcp_servers=servers) as toolbox,
+        build_toolbox(
+            allowed_hosts=args.allow_host, mcp_servers=servers, sandbox=args.sandbox
+        ) as toolbox,
         contextlib.ExitStack() as models,
     ):
         planner = _planner(args.planner, args, toolbox.registry) if args.planner else None

@@ -240,6 +240,12 @@ FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
 # Websocket consumers read new events from the database at this interval even without a
 # wake-up, which is what carries events across processes when there is no Redis.
 FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))
+# How shell steps are confined: "bwrap" (bubblewrap; without it they fail with
+# sandbox_unavailable) or "rlimits", the explicit opt-in to resource limits only, noted
+# on every step and warned about by `manage.py check` (runs.checks).
+FORGE_SANDBOX = envchoice("FORGE_SANDBOX", "bwrap", ("bwrap", "rlimits"))
+# What one shell step may write to its workspace and temporary directory together.
+FORGE_STEP_DISK_BYTES = envint("FORGE_STEP_DISK_BYTES", 1 << 30, minimum=1)
 # The model agent steps run with on workers: "openai:MODEL" (FORGE_MODEL_BASE_URL,
 # FORGE_MODEL_API_KEY) or "scripted:FILE"; empty: agent steps fail with no_model.
 FORGE_MODEL = envstr("FORGE_MODEL", "")

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from forge.agents import AgentRunner
 from forge.models.config import Endpoint, model_from_spec
+from forge.runners import Limits
 from forge.runtime import ExecutionRecord, ToolExecutor
 from forge.toolbox import build_toolbox
 from forge.tools import PolicyEngine
@@ -92,8 +93,13 @@ def write_records(records: list[ExecutionRecord]) -> None:
 @cache
 def executor() -> ToolExecutor:
     """The worker's ToolExecutor: the same tools (built-ins and installed Python tools)
-    and policy the plans were compiled against."""
-    toolbox = build_toolbox(python_tools=True)
+    and policy the plans were compiled against; shell steps in the ``FORGE_SANDBOX``
+    mode with the ``FORGE_STEP_DISK_BYTES`` quota."""
+    toolbox = build_toolbox(
+        python_tools=True,
+        sandbox=settings.FORGE_SANDBOX,
+        limits=Limits(disk_bytes=settings.FORGE_STEP_DISK_BYTES),
+    )
     return ToolExecutor(
         toolbox.registry,
         PolicyEngine(policy()),
