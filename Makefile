@@ -24,13 +24,13 @@ run: $(STAMP) ## Set up, migrate, load the demo, start web server and worker
 	$(BIN)/python manage.py forge_demo
 	$(BIN)/python manage.py forge_serve
 
-test: $(STAMP) ## Set up from nothing and run every test (SQLite, then web and integration on PostgreSQL)
+test: $(STAMP) ## Set up from nothing and run every test (SQLite, then the web tests but slow ones on PostgreSQL)
 	env -u DATABASE_URL $(BIN)/python -m pytest
 	@pg="$${FORGE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"; \
 	again="tests/web"; \
 	if $(BIN)/python -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' "$$pg" 2>/dev/null; then \
 		echo "--- again on PostgreSQL ($$pg): $$again"; \
-		DATABASE_URL="$$pg" $(BIN)/python -m pytest $$again; \
+		DATABASE_URL="$$pg" $(BIN)/python -m pytest -m "not slow" $$again; \
 	elif [ "$$FORGE_REQUIRE_SERVICES" = 1 ]; then \
 		echo "PostgreSQL does not answer at $$pg, and FORGE_REQUIRE_SERVICES=1" >&2; exit 1; \
 	else \

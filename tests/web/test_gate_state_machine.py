@@ -1,0 +1,365 @@
+"""The gate's invariant under everything people and workers do, in any order (Hypothesis):
+no call reaches a runner unless a person other than the version's author approved
+exactly the content that call came from.
+
+The machine edits versions (one author may also be an approver), approves, rejects,
+self-approves and forges approvals around the services, tampers with stored documents,
+starts, cancels and resumes runs, writes replans, lets steps fail (a contract or a
+failing tool), lets workers crash mid-step and restarts them (a fresh process compiles
+what the database holds now), and reconciles what crashed. The runners are wrapped: at
+each call, the oracle below checks the call against what the model knows was approved,
+independently of the gate's own code.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+from django.utils import timezone
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from forge.errors import ForgeError
+from forge.plan import content_hash, from_data
+from forge.runners import builtin_runners
+from forge.runtime import ToolExecutor
+from forge.tools import PolicyEngine
+from plans import compilation
+from plans import services as plans
+from plans.gate import approval_signer, gate
+from plans.models import Approval, PlanVersion
+from runs import engine, execution, worker
+from runs import services as runs
+from runs.engine import locked_run
+from runs.models import Run, StepRun
+
+from .runs_helpers import drain
+
+EXPECTED = (ForgeError, PermissionDenied, Http404, RuntimeError)
+
+
+def plan_document(risk: int, gated: bool, failing: bool) -> dict[str, Any]:
+    score: dict[str, Any] = {"id": "score", "description": "Score the supplier risk",
+                             "tool": "echo", "args": {"risk": risk}, "depends_on": ["inspect"],
+                             "done_when": {"checks": ["risk <= `5`"]}}  # fmt: skip
+    if failing:
+        score = {**score, "tool": "fail", "args": {"message": "the scoring service is down"}}
+        del score["done_when"]
+    return {
+        "goal": "Prepare the supplier risk report",
+        "requires_approval_before": ["file_write"] if gated else [],
+        "steps": [
+            {"id": "inspect", "description": "Collect the contract facts", "tool": "echo",
+             "args": {"facts": ["a"]}},
+            score,
+            {"id": "notify", "description": "Touch the release marker", "tool": "shell",
+             "args": {"argv": ["true"]}, "depends_on": ["score"]},
+            {"id": "publish", "description": "Write the risk report", "tool": "file_write",
+             "args": {"path": "report.md", "content": f"risk {risk}"},
+             "depends_on": ["notify"]},
+        ],
+    }  # fmt: skip
+
+
+class Oracle:
+    """Every document a person other than its author approved, per version, as the model
+    knows it; and every runner call checked against them.
+
+    A run executes under the approval it started (or resumed) with: a later decision on
+    the same version (a rejection, a forged row) refuses new starts and resumes, and
+    leaves a run already under way alone (people cancel runs)."""
+
+    def __init__(self) -> None:
+        self.approved: dict[int, list[dict[str, Any]]] = {}  # version pk -> approved docs
+        self.calls: list[tuple[str, str]] = []
+        self.violations: list[str] = []
+
+    def approve(self, version_pk: int, document: dict[str, Any]) -> None:
+        self.approved.setdefault(version_pk, []).append(copy.deepcopy(document))
+
+    def check(self, tool: str, args: Any, run_id: str, step_id: str) -> None:
+        self.calls.append((run_id, step_id))
+        run = Run.objects.get(pk=int(run_id))
+        for approved in self.approved.get(run.version_id, []):
+            step = next((s for s in approved["steps"] if s["id"] == step_id), None)
+            if step is not None and (step.get("tool"), step.get("args", {})) == (tool, dict(args)):
+                return
+        self.violations.append(f"run {run_id} ran {step_id} as {tool} {dict(args)}: not approved")
+
+
+class Checked:
+    def __init__(self, inner: Any, oracle: Oracle) -> None:
+        self.inner, self.oracle = inner, oracle
+
+    def run(self, tool: Any, args: Any, context: Any) -> Any:
+        self.oracle.check(tool.name, args, context.run_id, context.step_id)
+        return self.inner.run(tool, args, context)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class GateMachine(RuleBasedStateMachine):
+    def __init__(self, people: dict[str, Any], oracle: Oracle, workspaces: Path) -> None:
+        super().__init__()
+        self.people, self.oracle = people, oracle
+        oracle.approved.clear()
+        oracle.calls.clear()
+        oracle.violations.clear()
+        self.savepoint = transaction.savepoint_create()
+        engine._SCHEDULERS.clear()
+        engine._GRAPHS.clear()
+        self.versions: list[int] = []
+        self.runs: list[int] = []
+        django_settings.FORGE_WORKSPACES = str(workspaces / f"example-{id(self)}")
+        self.plan = None
+
+    def teardown(self) -> None:
+        transaction.savepoint_rollback(self.savepoint)
+        engine._SCHEDULERS.clear()
+        engine._GRAPHS.clear()
+
+    # -- versions ----------------------------------------------------------------------
+
+    @initialize(
+        risk=st.integers(0, 9),
+        gated=st.booleans(),
+        failing=st.booleans(),
+        story=st.sampled_from(["draft", "approved", "running", "running", "running"]),
+    )
+    def first_version(self, risk: int, gated: bool, failing: bool, story: str) -> None:
+        """Most stories start from an approved plan with a run under way."""
+        version = plans.create_plan(
+            self.people["author"], "Supplier risk", from_data(plan_document(risk, gated, failing))
+        )
+        self.plan = version.plan
+        self.versions.append(version.pk)
+        if story != "draft":
+            plans.approve(version, self.people["approver"], "looks right")
+            self.oracle.approve(version.pk, version.document)
+        if story == "running":
+            self.runs.append(runs.start_run(version, self.people["operator"]).pk)
+
+    @rule(
+        by=st.sampled_from(["author", "ada"]),
+        risk=st.integers(0, 9),
+        gated=st.booleans(),
+        failing=st.booleans(),
+    )
+    def edit(self, by: str, risk: int, gated: bool, failing: bool) -> None:
+        document = from_data(plan_document(risk, gated, failing))
+        version = plans.create_version(self.plan, self.people[by], document)
+        self.versions.append(version.pk)
+
+    @rule(data=st.data(), by=st.sampled_from(["approver", "ada"]))
+    def approve(self, data: st.DataObject, by: str) -> None:
+        version = self._version(data)
+        try:
+            plans.approve(version, self.people[by], "looks right")
+        except EXPECTED:
+            return
+        self.oracle.approve(version.pk, PlanVersion.objects.get(pk=version.pk).document)
+
+    @rule(data=st.data())
+    def reject(self, data: st.DataObject) -> None:
+        version = self._version(data)
+        try:
+            plans.reject(version, self.people["approver"], "not like this")
+        except EXPECTED:
+            pass
+
+    @rule(data=st.data())
+    def approve_own_version_around_the_services(self, data: st.DataObject) -> None:
+        version = self._version(data)
+        author = version.author
+        digest = content_hash(compilation.stored_document(version))
+        signed = gate()._signed(str(version.plan_id), version.number, digest,
+                                author.username, author.username, by_policy=False)  # fmt: skip
+        Approval.objects.create(version=version, reviewer=author, decision="approved",
+                                content_hash=digest, signature=signed.signature)  # fmt: skip
+        PlanVersion.objects.filter(pk=version.pk).update(status="approved")
+
+    @rule(data=st.data())
+    def forge_an_approval(self, data: st.DataObject) -> None:
+        version = self._version(data)
+        Approval.objects.create(version=version, reviewer=self.people["approver"],
+                                decision="approved", content_hash=version.content_hash,
+                                signature="0" * 64)  # fmt: skip
+        PlanVersion.objects.filter(pk=version.pk).update(status="approved")
+
+    @rule(data=st.data(), content=st.sampled_from(["send it outside", "risk 0", "rm -rf"]))
+    def tamper_with_a_stored_document(self, data: st.DataObject, content: str) -> None:
+        version = self._version(data)
+        changed = copy.deepcopy(version.document)
+        changed["steps"][-1]["args"]["content"] = content
+        changed["steps"][2]["args"]["argv"] = ["sh", "-c", content]
+        PlanVersion.objects.filter(pk=version.pk).update(document=changed)
+
+    # -- runs ----------------------------------------------------------------------------
+
+    @rule(data=st.data(), work=st.booleans())
+    def start(self, data: st.DataObject, work: bool) -> None:
+        version = self._version(data)
+        try:
+            run = runs.start_run(version, self.people["operator"])
+        except EXPECTED:
+            return
+        self.runs.append(run.pk)
+        if work:
+            drain()
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        try:
+            runs.cancel_run(self._run(data), self.people["operator"])
+        except EXPECTED:
+            pass
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data(), by=st.sampled_from(["approver", "ada", "author"]))
+    def approve_waiting_steps(self, data: st.DataObject, by: str) -> None:
+        run = self._run(data)
+        for step in StepRun.objects.filter(run=run, status="awaiting_approval"):
+            try:
+                runs.approve_step(run, step.step_id, self.people[by])
+            except EXPECTED:
+                pass
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data(), risk=st.integers(0, 9), gated=st.booleans(), approve=st.booleans())
+    def replan(self, data: st.DataObject, risk: int, gated: bool, approve: bool) -> None:
+        run = self._run(data)
+        try:
+            version = runs.create_replan(
+                run, self.people["author"], from_data(plan_document(risk, gated, False))
+            )
+        except EXPECTED:
+            return
+        self.versions.append(version.pk)
+        if approve:
+            plans.approve(version, self.people["approver"], "the fix")
+            self.oracle.approve(version.pk, version.document)
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data(), work=st.booleans())
+    def resume(self, data: st.DataObject, work: bool) -> None:
+        run, version = self._run(data), self._version(data)
+        try:
+            runs.resume_run(run, version, self.people["operator"])
+        except EXPECTED:
+            return
+        if work:
+            drain()
+
+    @rule()
+    def work(self) -> None:
+        drain()
+
+    @rule()
+    def restart_the_workers(self) -> None:
+        # A fresh process: it compiles what the database holds now.
+        engine._SCHEDULERS.clear()
+        engine._GRAPHS.clear()
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data())
+    def crash_mid_step(self, data: st.DataObject) -> None:
+        run = self._run(data)
+        ready = StepRun.objects.filter(run=run, status="ready").values_list("step_id", flat=True)
+        if not ready:
+            return
+        try:
+            with locked_run(run.pk) as locked:
+                claimed = worker._claim(locked, ready[0])
+        except EXPECTED:
+            return
+        if claimed is None:
+            return
+        StepRun.objects.filter(run=run, step_id=claimed.step_id).update(
+            lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        worker.reap_expired_leases()
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data(), succeeded=st.booleans())
+    def reconcile(self, data: st.DataObject, succeeded: bool) -> None:
+        run = self._run(data)
+        for step in StepRun.objects.filter(run=run, status="needs_reconciliation"):
+            try:
+                runs.reconcile_step(run, step.step_id, succeeded, {}, self.people["operator"])
+            except EXPECTED:
+                pass
+
+    # -- the invariant ---------------------------------------------------------------------
+
+    @invariant()
+    def nothing_ran_that_another_person_did_not_approve(self) -> None:
+        assert self.oracle.violations == []
+
+    def _version(self, data: st.DataObject) -> PlanVersion:
+        return PlanVersion.objects.get(pk=data.draw(st.sampled_from(self.versions)))
+
+    def _run(self, data: st.DataObject) -> Run:
+        return Run.objects.get(pk=data.draw(st.sampled_from(self.runs)))
+
+
+@pytest.mark.requires("bwrap")
+@pytest.mark.slow
+def test_no_unapproved_call_reaches_a_runner_whatever_happens(
+    make_user, monkeypatch, tmp_path, settings
+):
+    # Workers' heartbeats would beat from another thread into the test's transaction;
+    # crashes here expire leases by hand.
+    settings.FORGE_STEP_LEASE_SECONDS = 3600
+    people = {
+        "author": make_user("author", "author"),
+        "approver": make_user("approver", "approver"),
+        "operator": make_user("operator", "operator"),
+        "ada": make_user("ada", "author", "approver", "operator"),
+    }
+    oracle = Oracle()
+    checked = ToolExecutor(
+        compilation.registry(),
+        PolicyEngine(compilation.policy()),
+        execution.DatabaseRecordStore(),
+        {name: Checked(runner, oracle) for name, runner in builtin_runners().items()},
+        approvals=approval_signer(),
+    )
+    for module in (execution, worker, engine):
+        monkeypatch.setattr(module, "executor", lambda: checked)
+    totals = {"calls": 0}
+
+    def machine() -> GateMachine:
+        totals["calls"] += len(oracle.calls)
+        return GateMachine(people, oracle, tmp_path)
+
+    run_state_machine_as_test(
+        machine,
+        settings=hypothesis_settings(
+            max_examples=200,
+            stateful_step_count=12,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+            database=None,
+        ),
+    )
+    # The machine did run steps: an invariant over no calls would prove nothing.
+    assert totals["calls"] + len(oracle.calls) > 20
