@@ -317,6 +317,12 @@ def _report(name: str, result: LocalRunResult) -> int:
         waiting = state.with_status("awaiting_approval")
         why = result.stop_reason or "run again with --approve-as NAME"
         print(f"waiting for approval: {', '.join(waiting)} ({why})")
+        for step_id in waiting:
+            preview = result.preview_of(step_id)
+            if preview is not None:
+                print(f"{step_id} will: {preview['summary']}")
+                for line in str(preview["text"]).splitlines():
+                    print(f"    {line}")
         return EXIT_AWAITING_APPROVAL
     print(
         f"run {result.status}: {state.used_steps} step(s), {state.used_tokens} tokens, "

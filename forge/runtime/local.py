@@ -18,10 +18,10 @@ invalid output) leaves the run in ``needs_replan`` with the reason in ``stop_rea
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from forge.compiler import CompileResult, Diagnostic, ExecutableGraph, GraphCompiler
 from forge.errors import ForgeError
@@ -71,6 +71,10 @@ class LocalRunResult:
     # "version": a version waits for a person's approval (the run did not start, or a
     # replan did not continue); "step": steps wait; "" otherwise.
     waiting_for: str = ""
+
+    def preview_of(self, step_id: str) -> Mapping[str, Any] | None:
+        """The preview the step's latest wait for approval showed."""
+        return _latest_preview(self.events, step_id)
 
 
 @dataclass
@@ -253,8 +257,9 @@ class LocalRun:
             )
             scheduler.approve(step_id, self.approver, args_hash, preview_hash)
             if self.on_approval is not None:
-                preview = _awaiting_preview(scheduler, step_id)
-                self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", preview))
+                preview = _latest_preview(scheduler.events, step_id) or {}
+                text = str(preview.get("text", ""))
+                self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", text))
             self._flush(scheduler)
 
     # -- running and replanning ---------------------------------------------------------
@@ -322,10 +327,9 @@ class LocalRun:
         self._flushed = len(scheduler.events)
 
 
-def _awaiting_preview(scheduler: Scheduler, step_id: str) -> str:
-    """The preview text the step's latest waiting event showed."""
-    for event in reversed(scheduler.events):
+def _latest_preview(events: Sequence[RunEvent], step_id: str) -> Mapping[str, Any] | None:
+    for event in reversed(events):
         if event.step_id == step_id and event.event_type == "step_awaiting_approval":
-            preview = event.facts.get("preview") if isinstance(event.facts, dict) else None
-            return str(preview.get("text", "")) if isinstance(preview, dict) else ""
-    return ""
+            preview = event.facts.get("preview") if isinstance(event.facts, Mapping) else None
+            return preview if isinstance(preview, Mapping) else None
+    return None

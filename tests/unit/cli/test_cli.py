@@ -271,6 +271,21 @@ def test_run_waits_for_approval_with_exit_4_unless_someone_approves(tmp_path):
     assert (tmp_path / "b" / "report.md").read_text() == "low risk"
 
 
+def test_approving_a_waiting_write_prints_the_diff_it_approves(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        FAILING.replace("risk: 42", "risk: 1") + "requires_approval_before: [file_write]\n",
+    )
+
+    result = forge("run", str(plan), "--workspace", str(tmp_path / "ws"), "--approve-as", "carol")
+
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    at = lines.index("approved step report as carol:")
+    assert lines[at + 1 : at + 4] == ["    --- /dev/null", "    +++ b/report.md", "    @@ -0,0 +1 @@"]
+    assert "    +low risk" in lines
+
+
 def test_a_broken_policy_file_exits_2_and_names_it(tmp_path):
     policy = write(tmp_path / "policy.yaml", "allow: [unclosed")
 
