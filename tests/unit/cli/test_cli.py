@@ -282,7 +282,11 @@ def test_approving_a_waiting_write_prints_the_diff_it_approves(tmp_path):
     assert result.returncode == 0, result.stdout
     lines = result.stdout.splitlines()
     at = lines.index("approved step report as carol:")
-    assert lines[at + 1 : at + 4] == ["    --- /dev/null", "    +++ b/report.md", "    @@ -0,0 +1 @@"]
+    assert lines[at + 1 : at + 4] == [
+        "    --- /dev/null",
+        "    +++ b/report.md",
+        "    @@ -0,0 +1 @@",
+    ]
     assert "    +low risk" in lines
 
 
