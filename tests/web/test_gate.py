@@ -406,3 +406,71 @@ def test_a_write_whose_file_changed_after_approval_is_refused_and_asked_again(
 def _step(client: Any, run: Run, step_id: str) -> dict[str, Any]:
     steps = client.get(f"/api/v1/runs/{run.pk}").json()["steps"]
     return next(step for step in steps if step["step_id"] == step_id)
+
+
+# --- What a run did travels with it: artifacts, performed side effects ------------------
+
+COMPILE = "echo compiling; echo missing semicolon >&2; exit 2"
+BUILD = {"id": "build", "description": "Build the release bundle", "tool": "shell",
+         "args": {"argv": ["sh", "-c", COMPILE]}}  # fmt: skip
+MARK = {"id": "mark", "description": "Mark the release as started", "tool": "shell",
+        "args": {"argv": ["touch", "started"]}}  # fmt: skip
+
+
+@pytest.mark.requires("bwrap")
+def test_a_failed_step_keeps_its_logs_on_its_event_and_in_the_run(
+    author, approver, operator, api_client, runner_calls
+):
+    version = _approved(author, approver, {"goal": "Build the release", "steps": [BUILD]})
+    _post(api_client(operator), "/runs", {"plan_id": version.plan_id, "version": 1})
+    drain()
+
+    run = Run.objects.get()
+    failed = RunEvent.objects.get(run=run, event_type="step_failed")
+    names = [artifact["name"] for artifact in failed.artifacts]
+    step = _step(api_client(operator), run, "build")
+    record = api_client(operator).get(f"/api/v1/runs/{run.pk}/records").json()[0]
+    assert names == ["preview", "stdout", "stderr"]
+    assert {artifact["record"] for artifact in failed.artifacts} == {record["id"]}
+    assert step["artifacts"] == failed.artifacts
+    stderr = next(a for a in record["artifacts"] if a["name"] == "stderr")
+    log = api_client(operator).get(f"/api/v1/runs/{run.pk}/artifacts/{stderr['id']}")
+    assert log.content == b"missing semicolon\n"
+
+
+@pytest.mark.requires("bwrap")
+def test_a_web_replan_is_warned_of_a_side_effect_the_run_already_performed(
+    author, approver, operator, api_client, runner_calls
+):
+    failing = {"goal": "Build the release", "steps": [
+        MARK, {**BUILD, "depends_on": ["mark"]},
+    ]}  # fmt: skip
+    version = _approved(author, approver, failing)
+    _post(api_client(operator), "/runs", {"plan_id": version.plan_id, "version": 1})
+    drain()
+    run = Run.objects.get()
+    assert run.status == "needs_replan"
+    # The fix renames the marking step: the same command, so the same side effect again.
+    fixed = {"goal": "Build the release", "steps": [
+        {**MARK, "id": "mark_again"},
+        {**BUILD, "args": {"argv": ["true"]}, "depends_on": ["mark_again"]},
+    ]}  # fmt: skip
+
+    written = _post(api_client(author), f"/runs/{run.pk}/replans", {"document": fixed})
+
+    assert written.status_code == 201, written.json()
+    mark = next(iter(version.plan.versions.get(number=1).document["steps"]))
+    assert written.json()["performed_side_effects"] == [
+        {"tool": "shell", "step": "mark", "args_hash": _args_hash(mark["args"])}
+    ]
+    [warning] = [d for d in written.json()["diagnostics"] if d["code"] == "repeats_side_effect"]
+    assert warning["nodes"] == ["mark_again"]
+    assert "already performed by step 'mark'" in warning["message"]
+
+
+def _args_hash(args: dict[str, Any]) -> str:
+    import hashlib
+
+    from forge.plan import canonical_json
+
+    return hashlib.sha256(canonical_json(args).encode()).hexdigest()
