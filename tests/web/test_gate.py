@@ -28,6 +28,9 @@ from runs.models import Run, RunEvent, StepRun
 
 from .runs_helpers import drain
 
+# Workers commit (and close connections between tasks) as in production.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 STEPS = [
     {"id": "inspect", "description": "Collect the contract facts", "tool": "echo",
      "args": {"facts": ["a", "b"]}, "done_when": {"required_keys": ["facts"]}},
