@@ -306,3 +306,32 @@ def test_a_policy_file_decides_what_compiles(tmp_path):
 
     assert result.returncode == 1
     assert "error[unauthorized_tool]" in result.stdout
+
+
+MCP_PLAN = """
+goal: Tell the time in Paris for the release note
+requires_approval_before: [mcp.time]
+steps:
+  - id: now
+    description: Read the current time in Paris from the time server
+    tool: time.get_current_time
+    args: {timezone: Europe/Paris}
+"""
+
+
+def test_an_mcp_tool_passes_the_same_gate_and_shows_its_preview(tmp_path):
+    plan = write(tmp_path / "plan.yaml", MCP_PLAN)
+    policy = write(tmp_path / "policy.yaml", "allow: {mcp.time: ['*']}\n")
+    server = f"time={sys.executable} -m mcp_server_time --local-timezone UTC"
+    flags = ("--mcp", server, "--policy", str(policy), "--workspace", str(tmp_path / "ws"))
+
+    waiting = forge("run", str(plan), *flags)
+    approved = forge("run", str(plan), *flags, "--approve-as", "carol")
+
+    assert waiting.returncode == 4, waiting.stdout + waiting.stderr
+    assert "waiting for a person: version 1 is not approved" in waiting.stdout
+    assert "started   now" not in waiting.stdout
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert "approved step now as carol:" in approved.stdout
+    assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
+    assert "    read as: side effect read, risk low, idempotent" in approved.stdout
