@@ -16,6 +16,7 @@ from django.utils.csp import CSP
 
 from forge_web.databases import database_from_url
 from forge_web.env import envbool, envchoice, envint, envlist, envstr
+from forge_web.hosts import non_local_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -38,6 +39,14 @@ ALLOWED_HOSTS = envlist(
 )
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must name the site's host(s) when FORGE_PRODUCTION=1")
+# The development key is in the repository: whatever it signs anyone can forge. Without
+# FORGE_PRODUCTION that is tolerable only while the site answers to loopback names alone.
+if SECRET_KEY == _DEV_SECRET and (public := non_local_hosts(ALLOWED_HOSTS)):
+    raise ImproperlyConfigured(
+        f"the development SECRET_KEY is public, but ALLOWED_HOSTS names {public[0]!r}, "
+        "which is not a local host: set SECRET_KEY to a long random value (and "
+        "FORGE_PRODUCTION=1 for a site others reach), or list only local hosts"
+    )
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 # --- Applications ---------------------------------------------------------------------
