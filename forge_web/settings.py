@@ -9,6 +9,7 @@ those is still tunable on its own.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -61,6 +62,7 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks_db",
     "ninja",  # serves the API docs' Swagger UI from our own static files, not a CDN
+    "axes",  # login throttling; before forge_web, whose audit receivers read what axes decided
     "accounts",
     "audit",
     "plans",
@@ -80,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a login refused for a lockout into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "forge_web.urls"
@@ -107,12 +111,35 @@ AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# AxesStandaloneBackend first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (django-axes, docs/security.md). Failures are counted per username and,
+# separately, per address: the first stops guessing one account from many addresses, the
+# second one address guessing many accounts (password spraying). Either count reaching the
+# limit refuses logins, right password or not, until the cool-off has passed since the
+# last counted failure; attempts during a lockout are refused without being counted, so
+# they neither extend it nor cost a write. Counts live in the database, shared by every
+# web process. The address is the connection's (REMOTE_ADDR): behind a proxy, the ASGI
+# server must be told to trust its X-Forwarded-For (FORGE_FORWARDED_ALLOW_IPS).
+FORGE_LOGIN_FAILURE_LIMIT = envint("FORGE_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+FORGE_LOGIN_COOLOFF_MINUTES = envint("FORGE_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
+AXES_FAILURE_LIMIT = FORGE_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=FORGE_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # successful logins are in Forge's audit trail already
+AXES_ENABLE_ADMIN = False
 
 # --- Database, tasks, channels --------------------------------------------------------
 
