@@ -53,7 +53,6 @@ CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 # --- Applications ---------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -206,9 +205,13 @@ SILENCED_SYSTEM_CHECKS = envlist("SILENCED_SYSTEM_CHECKS", [])
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
-# forge_serve runs daphne alone, so the ASGI app serves /static/ itself unless a proxy
+# forge_serve runs uvicorn alone, so the ASGI app serves /static/ itself unless a proxy
 # in front does it (then set FORGE_SERVE_STATIC=0 and run collectstatic).
 FORGE_SERVE_STATIC = envbool("FORGE_SERVE_STATIC", True)
+# The proxies whose X-Forwarded-For and X-Forwarded-Proto uvicorn may believe
+# (forge_web.serve); empty: none, the connection's own address is the client's. Login
+# throttling counts per client address, so behind a proxy this must name it.
+FORGE_FORWARDED_ALLOW_IPS = envlist("FORGE_FORWARDED_ALLOW_IPS", [])
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -234,6 +237,8 @@ FORGE_MAX_PLAN_BYTES = envint("FORGE_MAX_PLAN_BYTES", 4 * 1024 * 1024, minimum=1
 FORGE_MAX_PLAN_STEPS = envint("FORGE_MAX_PLAN_STEPS", 5000, minimum=1)
 # A plan travels inside a JSON body, where escaping can double it: let Django accept
 # such a body so that the plan importer, not Django, refuses an oversized plan by name.
+# It is also the most any request body may be: forge_web.body_limit refuses a larger one
+# before the server reads it (413 request_too_large), whoever sends it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * FORGE_MAX_PLAN_BYTES + 1024 * 1024)
 
 # The tool policy plans are compiled and runs authorised with: a YAML or JSON file of

@@ -8,9 +8,6 @@ sent when the answer comes. The SQLite deployment is enough: this is about the s
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +15,7 @@ import httpx
 import pytest
 from django.conf import settings
 
-from .deployment import Deployment
+from .deployment import Deployment, RawRequest
 
 pytestmark = pytest.mark.slow
 
@@ -41,64 +38,6 @@ def peak_rss(deployment: Deployment) -> int:
     status = Path(f"/proc/{deployment.processes[0].pid}/status").read_text()
     line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
     return int(line.split()[1]) * 1024
-
-
-class RawRequest:
-    """One POST on a socket, its body written by the test while a thread reads the answer."""
-
-    def __init__(self, deployment: Deployment, headers: dict[str, str]) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", deployment.port), timeout=30)
-        lines = ["POST /api/v1/plans HTTP/1.1", f"Host: 127.0.0.1:{deployment.port}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-        self.sent = 0
-        self.received = b""
-        self.answered = threading.Event()  # the status line and headers are in
-        self.closed = threading.Event()  # the server closed the connection
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        try:
-            while chunk := self.sock.recv(65536):
-                self.received += chunk
-                if b"\r\n\r\n" in self.received:
-                    self.answered.set()
-        except OSError:
-            pass
-        self.closed.set()
-        self.answered.set()
-
-    def send(self, data: bytes) -> bool:
-        """Write ``data`` unless an answer came already; False once the server answered
-        or stopped reading."""
-        if self.answered.is_set():
-            return False
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            return False
-        self.sent += len(data)
-        return True
-
-    def response(self, timeout: float) -> tuple[int, dict[str, str], bytes]:
-        if not self.answered.wait(timeout):
-            raise AssertionError(f"no answer within {timeout} s, {self.sent} bytes sent")
-        if b"\r\n\r\n" not in self.received:
-            raise AssertionError(f"closed without an answer, {self.sent} bytes sent")
-        head, _, body = self.received.partition(b"\r\n\r\n")
-        status_line, *header_lines = head.decode().split("\r\n")
-        headers = {
-            name.lower(): value for name, value in (line.split(": ", 1) for line in header_lines)
-        }
-        deadline = time.monotonic() + timeout
-        length = int(headers.get("content-length", "0"))
-        while len(body) < length and not self.closed.is_set() and time.monotonic() < deadline:
-            time.sleep(0.05)
-            body = self.received.partition(b"\r\n\r\n")[2]
-        return int(status_line.split()[1]), headers, body
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_an_anonymous_200_mb_post_is_refused_before_its_body_is_sent(server):
