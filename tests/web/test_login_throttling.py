@@ -184,7 +184,7 @@ def test_a_successful_login_is_audited_with_its_address(alice):
 def test_bad_bearer_tokens_answer_401_and_lock_no_one(alice):
     # API tokens hold 256 random bits: guessing one is not a realistic attack, so token
     # failures are not throttled, and they must not lock the account or the address.
-    api = client_at(authorization="Bearer forge_0123abcd_" + "x" * 43)
+    api = client_at(authorization="Bearer forge_0123456789ab_" + "x" * 43)  # well-formed
     statuses = {api.get("/api/v1/me").status_code for _ in range(limit() + 5)}
     client = client_at()
 
