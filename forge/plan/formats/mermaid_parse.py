@@ -175,17 +175,21 @@ class _Parser:
             self.chart.labels[name] = label
 
     def edge(self, source: str, target: str) -> None:
-        self.spend(1)  # repeats too: drawing them is work all the same
         if (source, target) not in self.edges:
             self.edges.add((source, target))
             self.chart.edges.append((source, target))
 
     def spend(self, nodes: int) -> None:
+        """Count ``nodes`` (nodes, edges or comments) against the node limit."""
         self.budget -= nodes
         if self.budget < 0:
-            error = self.limits.too_many_nodes()
-            where = f"line {self.number}"
-            raise PlanDocumentError(f"{where}: {error.message}", code=error.code, path=where)
+            limit, where = self.limits.node_limit, f"line {self.number}"
+            raise PlanDocumentError(
+                f"{where}: the flowchart's nodes, links and comments come to more than "
+                f"{limit}, over the limit of {limit} (max_nodes)",
+                code="too_many_nodes",
+                path=where,
+            )
 
 
 class _Chain:
@@ -200,6 +204,9 @@ class _Chain:
             visible = self._link()
             following = self._group()
             if visible:
+                # Paid for before drawing (repeats too: drawing them is work all the same),
+                # so groups that multiply past the limit cost only their reading.
+                self.parser.spend(len(group) * len(following))
                 for target in following:
                     for source in group:
                         self.parser.edge(source, target)
