@@ -21,7 +21,7 @@ DESCRIPTIONS: dict[str, str] = {
     VIEWER: "read plans, runs, tools, metrics and the audit trail",
     AUTHOR: "create plans and edit them into new versions",
     APPROVER: "approve or reject plan versions and paused steps (never their own)",
-    OPERATOR: "start, cancel and resume runs, reconcile interrupted steps",
+    OPERATOR: "start, cancel and resume runs, reconcile interrupted steps, walk the audit chain",
     ADMIN: "manage tools, policy and users; holds every other role",
 }
 
@@ -31,7 +31,8 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     VIEWER: frozenset({"plan.view", "run.view", "tool.view", "metrics.view", "audit.view"}),
     AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile"}),
     APPROVER: frozenset({"plan.approve", "step.approve"}),
-    OPERATOR: frozenset({"run.start", "run.cancel", "run.resume", "run.reconcile"}),
+    # audit.verify: a full walk reads every row (seconds for a million), so not everyone.
+    OPERATOR: frozenset({"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify"}),
     ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
 }
 

@@ -1,10 +1,13 @@
-"""The audit router: list, export and verify the trail (needs the audit.view permission).
+"""The audit router: list, export and verify the trail. Reading needs ``audit.view``
+(every role); walking the whole chain (``POST /audit/verify``) needs ``audit.verify``
+(operators and admins) and passes through ``audit.gate``.
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.
 """
 
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -14,18 +17,24 @@ from ninja import Query, Router
 from ninja.pagination import paginate
 
 from audit import exports, services
+from audit.chain import format_time
 from audit.schemas import AuditEventOut, AuditFilters, ExportFormat, VerificationOut
 
 router = Router(tags=["audit"])
 
 READ_PERMISSION = "audit.view"
+VERIFY_PERMISSION = "audit.verify"
+
+
+def _ensure(request: HttpRequest, permission: str) -> None:
+    # audit may not import accounts (sibling floors), so it asks the user model itself:
+    # settings.AUTH_USER_MODEL provides can(permission), see accounts.roles.
+    if not request.auth.can(permission):  # type: ignore[attr-defined]
+        raise PermissionDenied(f"This needs the {permission} permission")
 
 
 def _ensure_reader(request: HttpRequest) -> None:
-    # audit may not import accounts (sibling floors), so it asks the user model itself:
-    # settings.AUTH_USER_MODEL provides can(permission), see accounts.roles.
-    if not request.auth.can(READ_PERMISSION):  # type: ignore[attr-defined]
-        raise PermissionDenied(f"This needs the {READ_PERMISSION} permission")
+    _ensure(request, READ_PERMISSION)
 
 
 @router.get("/audit", response=list[AuditEventOut])
@@ -55,8 +64,25 @@ def export_events(
 
 
 @router.get("/audit/verify", response=VerificationOut)
-def verify_chain(request: HttpRequest) -> dict[str, Any]:
-    """Walk the whole chain; ``broken_at`` names the first row that fails. The outcome is
-    kept as the audit page's latest full walk (``audit.models.ChainCheckpoint``)."""
+def last_verification(request: HttpRequest) -> dict[str, Any]:
+    """The last full walk's verdict (or a break a later check found), as stored: this
+    walks nothing. ``code`` is ``not_verified`` before the first walk."""
     _ensure_reader(request)
-    return asdict(services.verify_and_record())
+    last = services.last_verification()
+    return {**asdict(last.verification), "checked_at": _time(last.checked_at)}
+
+
+@router.post("/audit/verify", response=VerificationOut)
+def verify_chain(request: HttpRequest) -> dict[str, Any]:
+    """Walk the whole chain now and check it against the anchor log; ``broken_at`` names
+    the first row that fails. One walk at a time: 409 ``verify_running`` while another
+    runs, 429 ``verify_throttled`` within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last
+    (both with ``Retry-After``). The verdict is kept for ``GET`` and the audit page."""
+    _ensure(request, VERIFY_PERMISSION)
+    result = services.walk_now(request.auth.get_username())  # type: ignore[attr-defined]
+    walk = services.latest_full_walk()
+    return {**asdict(result), "checked_at": _time(walk.checked_at if walk is not None else None)}
+
+
+def _time(moment: datetime | None) -> str | None:
+    return None if moment is None else format_time(moment)

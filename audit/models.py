@@ -147,6 +147,9 @@ class ChainCheckpoint(models.Model):
     through_hash = models.CharField(max_length=64, blank=True, help_text="that row's hash")
     broken_at = models.BigIntegerField(null=True, blank=True, help_text="the first broken seq")
     reason = models.TextField(blank=True)
+    code = models.CharField(
+        max_length=40, blank=True, help_text="what failed (audit.services.Verification); '' if ok"
+    )
     rows = models.BigIntegerField(help_text="rows this walk read")
     duration_ms = models.FloatField()
 
@@ -159,11 +162,52 @@ class ChainCheckpoint(models.Model):
 
     @property
     def ok(self) -> bool:
-        return self.broken_at is None
+        return self.broken_at is None and not self.code
 
     @property
     def full(self) -> bool:
         return self.kind == self.FULL
+
+
+class AnchorReceipt(models.Model):
+    """The database's note of an anchor it appended to the anchor log (audit.anchors).
+
+    The log lives outside the database so that rows deleted from the database are caught
+    by it; these notes catch the opposite: a log deleted or cut short. ``verify`` checks
+    that the newest note's anchor is still in the log with the same digest. Each note is
+    written after its anchor, so the log is never behind its notes but by tampering.
+    """
+
+    n = models.BigIntegerField(unique=True, help_text="the anchor's place in the log, from 1")
+    seq = models.BigIntegerField(help_text="the chain head it anchored")
+    hash = models.CharField(max_length=64)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the anchor's line")
+    written_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-n"]
+
+    def __str__(self) -> str:
+        return f"anchor {self.n}: seq {self.seq}"
+
+
+class WalkGate(models.Model):
+    """One row (pk 1) that lets one full walk of the chain run at a time, across processes,
+    and not more often than ``FORGE_AUDIT_VERIFY_INTERVAL`` (audit.gate).
+
+    It is taken by a compare-and-swap on ``turn``, not by holding a lock for the walk:
+    on SQLite a write lock held for a walk's 30 seconds would stop every other writer.
+    A walk whose process died frees the gate when ``expires_at`` passes.
+    """
+
+    turn = models.BigIntegerField(default=0, help_text="incremented by every claim and release")
+    holder = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="set while a walk runs")
+
+    def __str__(self) -> str:
+        return f"walk gate, turn {self.turn}"
 
 
 # The columns of an event, in the order exports write them and bulk loads insert them.

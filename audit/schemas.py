@@ -64,6 +64,15 @@ class AuditEventOut(Schema):
 
 class VerificationOut(Schema):
     ok: bool
-    verified_through: int
-    broken_at: int | None
+    verified_through: int = Field(description="the last seq found intact; 0 if none")
+    broken_at: int | None = Field(description="the first seq that fails; null if none does")
     reason: str
+    code: str = Field(
+        description="what failed, '' when ok: rows_missing, link_broken, hash_mismatch, "
+        "truncated, rehashed, anchor_invalid, anchor_chain_broken, anchor_log_unreadable, "
+        "anchors_missing, "
+        "anchor_log_replaced, row_missing, row_changed; not_verified before any walk"
+    )
+    checked_at: str | None = Field(
+        description="when the walk started: UTC, ISO 8601 with microseconds; null before any"
+    )

@@ -1,5 +1,11 @@
 """The audit trail's only writer, ``record``, and its reader ``verify``.
 
+Every ``FORGE_AUDIT_ANCHOR_EVERY`` rows, once the row has committed, and after every whole
+full walk, the chain's head is appended to the anchor log outside the database
+(``audit.anchors``); ``verify`` checks the chain against it, so a tail deleted or
+re-hashed after it was anchored is named (``truncated``, ``rehashed``), and so is a log
+edited, cut short or deleted. What this does and does not promise: docs/security.md.
+
 ``record`` belongs inside the caller's ``transaction.atomic()``, next to the change it
 describes, so that the audit row commits or rolls back with that change. Writers are
 serialised so that ``seq`` has no gaps and each row links to the one before it: on
@@ -13,19 +19,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
-from django.db import connections, router, transaction
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, connections, router, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from audit import chain
-from audit.models import COLUMNS, AuditEvent, ChainCheckpoint
+from audit import anchors, chain, gate
+from audit.anchors import Anchor, AnchorLogError
+from audit.models import COLUMNS, AnchorReceipt, AuditEvent, ChainCheckpoint
 from forge.redaction import redact
+
+logger = logging.getLogger(__name__)
 
 # pg_advisory_xact_lock takes a bigint; this one is derived from a name so that it is
 # unlikely to collide with a lock anyone else takes.
@@ -66,27 +78,99 @@ def record(
         )
         event.hash = event.expected_hash()
         event.save(using=using)
+        if seq % settings.FORGE_AUDIT_ANCHOR_EVERY == 0:
+            _anchor_after_commit(using, seq, event.hash)
     return event
 
 
 @dataclass(frozen=True)
 class Verification:
+    """The verdict of a walk. ``code`` says what failed ("" when ``ok``):
+
+    - a row: ``rows_missing`` (seq skips), ``link_broken`` (prev_hash is not the previous
+      row's hash), ``hash_mismatch`` (the hash is not the row's content);
+    - the chain against the anchor log (audit.anchors): ``truncated`` (an anchor names a
+      seq past the last row), ``rehashed`` (an anchored seq holds another hash);
+    - the anchor log itself, with ``broken_at`` None: ``anchor_invalid`` (a line that
+      is not an anchor signed with this deployment's key), ``anchor_chain_broken`` (a line
+      that does not follow the one before it), ``anchor_log_unreadable``,
+      ``anchors_missing`` (the log is gone or shorter than the anchors the database
+      wrote to it), ``anchor_log_replaced`` (it holds another anchor where the database
+      wrote one);
+    - a page's check (``chain_state``): ``row_missing``/``row_changed`` since a
+      checkpoint.
+    """
+
     ok: bool
     verified_through: int  # the last seq whose link and hash check out; 0 if none
     broken_at: int | None  # the first seq that does not, or None
     reason: str = ""
+    code: str = ""
 
 
 def verify() -> Verification:
-    """Walk the whole chain in seq order, in chunks, and name the first broken row."""
-    return _walk(1, chain.GENESIS_HASH)[0]
+    """Walk the whole chain in seq order, in chunks, name the first broken row, and check
+    the chain against the anchor log (``audit.anchors``): a tail deleted or re-hashed since
+    its head was anchored, and the log itself, edited, cut short or deleted."""
+    return _full_walk()[0]
+
+
+def _full_walk() -> tuple[Verification, int, str]:
+    # The newest receipt is read before the log: every receipt is written after its
+    # anchor, so the log read next holds it unless someone took it out.
+    receipt = AnchorReceipt.objects.order_by("-n").first()
+    reading = anchors.anchor_log().read()
+    anchored = {anchor.seq: anchor for anchor in reading.anchors}
+    result, rows, last_hash = _walk(1, chain.GENESIS_HASH, anchored=anchored)
+    if not result.ok:
+        return result, rows, last_hash
+    end = result.verified_through
+    newest = max(reading.anchors, key=lambda anchor: anchor.seq, default=None)
+    if newest is not None and newest.seq > end:
+        reason = (
+            f"truncated: anchor {newest.n} ({newest.at}) says seq {newest.seq} has hash "
+            f"{newest.hash[:16]}…, the database ends at seq {end}"
+        )
+        return Verification(False, end, end + 1, reason, "truncated"), rows, last_hash
+    if reading.problem:
+        result = Verification(False, end, None, f"anchor log: {reading.problem}", reading.code)
+    elif receipt is not None:
+        result = _check_receipt(receipt, reading, end) or result
+    return result, rows, last_hash
+
+
+def _check_receipt(
+    receipt: AnchorReceipt, reading: anchors.Reading, end: int
+) -> Verification | None:
+    """The log against the newest anchor the database remembers writing to it."""
+    wrote = f"the database wrote anchor {receipt.n} (seq {receipt.seq}) to it"
+    if not reading.exists:
+        reason, code = f"anchor log: the log is missing, but {wrote}", "anchors_missing"
+    elif len(reading.anchors) < receipt.n:
+        reason = f"anchor log: the log ends at anchor {len(reading.anchors)}, but {wrote}"
+        code = "anchors_missing"
+    elif reading.anchors[receipt.n - 1].digest != receipt.digest:
+        reason = (
+            f"anchor log: anchor {receipt.n} in the log is not the one the database wrote "
+            f"(seq {receipt.seq}): the log was replaced or started over"
+        )
+        code = "anchor_log_replaced"
+    else:
+        return None
+    return Verification(False, end, None, reason, code)
 
 
 def _walk(
-    first_seq: int, prev_hash: str, limit: int | None = None
+    first_seq: int,
+    prev_hash: str,
+    limit: int | None = None,
+    anchored: Mapping[int, Anchor] | None = None,
 ) -> tuple[Verification, int, str]:
     """Check the rows from ``first_seq`` on (at most ``limit``), given the hash of the row
-    before it; return the verdict, the rows read and the last intact row's hash."""
+    before it, and each row ``anchored`` names against its anchor; return the verdict,
+    the rows read and the last intact row's hash."""
+    anchored = anchored or {}
+    trusted = first_seq - 1  # the last row an anchor vouches for (or, first, the start)
     expected_seq, rows_read = first_seq, 0
     fields = ("seq", "at", "actor", "action", "object_type", "object_id", "payload")
     rows = (
@@ -100,15 +184,29 @@ def _walk(
         rows_read += 1
         event = dict(zip(fields, values, strict=True))
         seq = event["seq"]
-        reason = ""
+        reason, code = "", ""
         if seq != expected_seq:
             reason = f"seq {seq} follows seq {expected_seq - 1}: rows are missing"
+            code = "rows_missing"
         elif stored_prev != prev_hash:
-            reason = f"prev_hash does not match the hash of seq {seq - 1}"
+            reason, code = f"prev_hash does not match the hash of seq {seq - 1}", "link_broken"
         elif stored_hash != chain.event_hash(prev_hash=prev_hash, **event):
-            reason = "hash does not match the row's content"
+            reason, code = "hash does not match the row's content", "hash_mismatch"
         if reason:
-            return Verification(False, expected_seq - 1, seq, reason), rows_read, prev_hash
+            verdict = Verification(False, expected_seq - 1, seq, reason, code)
+            return verdict, rows_read, prev_hash
+        anchor = anchored.get(seq)
+        if anchor is not None and anchor.hash != stored_hash:
+            # Every row links and hashes, yet not to what was anchored: the rows after
+            # the last anchor that matched were rewritten and re-hashed.
+            reason = (
+                f"re-hashed: anchor {anchor.n} ({anchor.at}) says seq {seq} has hash "
+                f"{anchor.hash[:16]}…, the database has {stored_hash[:16]}…: rows "
+                f"{trusted + 1} to {seq} were rewritten"
+            )
+            return Verification(False, trusted, seq, reason, "rehashed"), rows_read, prev_hash
+        if anchor is not None:
+            trusted = seq
         expected_seq, prev_hash = seq + 1, stored_hash
     return Verification(True, expected_seq - 1, None), rows_read, prev_hash
 
@@ -131,7 +229,8 @@ class ChainState:
 
     ``ok`` with ``verified_through == head``: every row up to the newest is intact
     (``pending`` is 0). ``ok`` with ``pending`` rows: those are newer than what has been
-    checked so far. Not ``ok``: ``broken_at`` is the first row that fails, ``reason`` why.
+    checked so far. Not ``ok``: ``broken_at`` is the first row that fails, ``reason`` why
+    (``broken_at`` is None when the rows are whole but the anchor log is not).
     ``full_walk`` is the latest walk that started at seq 1 (None if there was none);
     rows before its end were checked by it, rows after by later incremental walks."""
 
@@ -150,11 +249,97 @@ class ChainState:
 
 
 def verify_and_record() -> Verification:
-    """``verify()`` the whole chain and store the outcome as a checkpoint."""
+    """``verify()`` the whole chain, store the outcome as a checkpoint, and, when the
+    chain is whole and agrees with the anchor log, anchor the head it verified.
+
+    For ``manage.py forge_audit_verify`` (an operator's command, not throttled) and
+    ``walk_now``. Call it outside a transaction that wrote audit rows: the head it
+    anchors must be committed (see ``_write_anchor``).
+    """
     started, clock = timezone.now(), time.perf_counter()
-    result, rows, last_hash = _walk(1, chain.GENESIS_HASH)
+    result, rows, last_hash = _full_walk()
     _store(started, ChainCheckpoint.FULL, 1, result, rows, last_hash, time.perf_counter() - clock)
+    if result.ok and result.verified_through:
+        _write_anchor(result.verified_through, last_hash, rows)
     return result
+
+
+def walk_now(holder: str) -> Verification:
+    """``verify_and_record`` for the API and the page: one walk at a time across
+    processes, and not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last one
+    (``audit.gate``; raises ``gate.WalkRefused``)."""
+    ticket = gate.claim(holder)
+    try:
+        return verify_and_record()
+    finally:
+        gate.release(ticket)
+
+
+@dataclass(frozen=True)
+class LastVerification:
+    """What ``GET /audit/verify`` serves: the latest full walk's verdict, or a break any
+    later walk found (a broken state is sticky: see ``chain_state``)."""
+
+    verification: Verification
+    checked_at: datetime | None
+
+
+def last_verification() -> LastVerification:
+    """The last stored verdict, without walking anything."""
+    latest = ChainCheckpoint.objects.order_by("-id").first()
+    checkpoint = latest if latest is not None and not latest.ok else latest_full_walk()
+    if checkpoint is None:
+        never = Verification(
+            False, 0, None, "the whole chain has not been walked yet", "not_verified"
+        )
+        return LastVerification(never, None)
+    verdict = Verification(
+        checkpoint.ok,
+        checkpoint.through_seq,
+        checkpoint.broken_at,
+        checkpoint.reason,
+        checkpoint.code,
+    )
+    return LastVerification(verdict, checkpoint.checked_at)
+
+
+# --- Anchors: the chain's head, signed, outside the database ----------------------------
+
+
+def _anchor_after_commit(using: str, seq: int, hash: str) -> None:
+    # After the commit, never inside the transaction: a rolled-back transaction must not
+    # leave an anchor naming a row that never existed.
+    transaction.on_commit(partial(_anchor_quietly, seq, hash), using=using)
+
+
+def _anchor_quietly(seq: int, hash: str) -> None:
+    # The rows are committed by now: failing the request would not undo them. The
+    # failure is logged; the next anchor (or verify) anchors a later head.
+    try:
+        _write_anchor(seq, hash, seq)
+    except (AnchorLogError, DatabaseError):
+        logger.exception("audit anchor for seq %s not written", seq)
+
+
+def _write_anchor(seq: int, hash: str, count: int) -> Anchor:
+    """Append the head ``(seq, hash, count)`` to the anchor log, then note it in the
+    database (``AnchorReceipt``): in this order, so the log is never behind its notes."""
+    anchor = anchors.anchor_log().append(seq=seq, hash=hash, count=count, at=timezone.now())
+    try:
+        with transaction.atomic():
+            AnchorReceipt.objects.create(
+                n=anchor.n,
+                seq=seq,
+                hash=hash,
+                digest=anchor.digest,
+                written_at=datetime.fromisoformat(anchor.at),
+            )
+    except IntegrityError:
+        # The log numbers this anchor as one the database already has a receipt for: it
+        # was deleted and started over. The old receipt stays, as the evidence verify
+        # reports (anchor_log_replaced).
+        logger.error("the audit anchor log started over: anchor %s was written before", anchor.n)
+    return anchor
 
 
 def chain_state(limit: int | None = None) -> ChainState:
@@ -176,7 +361,8 @@ def chain_state(limit: int | None = None) -> ChainState:
             reason = (
                 f"row {through} is missing" if stored is None else f"row {through} changed"
             ) + f" since it was verified (at {when})"
-            result = Verification(False, through - 1, through, reason)
+            code = "row_missing" if stored is None else "row_changed"
+            result = Verification(False, through - 1, through, reason, code)
             checkpoint = _store(
                 started,
                 ChainCheckpoint.INCREMENTAL,
@@ -222,6 +408,7 @@ def _store(
         through_hash=last_hash if result.verified_through else "",
         broken_at=result.broken_at,
         reason=result.reason,
+        code=result.code,
         rows=rows,
         duration_ms=round(seconds * 1000, 3),
     )
@@ -328,6 +515,8 @@ def bulk_load_chain(events: Iterable[LoadedEvent], *, batch_size: int = 5_000) -
             if batch:
                 cursor.executemany(sql, batch)
                 written += len(batch)
+        if written:
+            _anchor_after_commit(using, seq, prev_hash)  # the loaded head, once
     return written
 
 

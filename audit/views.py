@@ -5,9 +5,11 @@ The page reads ``audit.browse`` (keyset pages newest first) and
 ``audit.services.chain_state`` (the chain from its latest checkpoint, a bounded walk per
 view); the export links are the API's own ``/api/v1/audit/export`` with the same
 filters, which a logged-in browser may call. "Verify the whole chain" is a POST that
-walks every row (``verify_and_record``): seconds for a million rows, so it is a button,
-not part of every view, and a walk finished in the last ``FULL_WALK_COOLDOWN`` is shown
-instead of starting another.
+walks every row and checks the anchor log (``services.walk_now``, as
+``POST /api/v1/audit/verify`` does): seconds for a million rows, so it is a button for
+holders of ``audit.verify`` (operators, admins), one walk at a time across processes and
+not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last (``audit.gate``). The form posts
+here rather than to the API so that it works without JavaScript; both take the same gate.
 
 ``audit`` may not import ``accounts`` (sibling floors): the permission is asked of the
 user model itself, ``request.user.can("audit.view")`` (accounts.roles).
@@ -16,7 +18,7 @@ user model itself, ``request.user.can("audit.view")`` (accounts.roles).
 from __future__ import annotations
 
 import json
-from datetime import UTC, timedelta
+from datetime import UTC
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -29,18 +31,22 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from audit import browse, services
+from audit import browse, gate, services
 from audit.models import AuditEvent
 
 READ_PERMISSION = "audit.view"
+VERIFY_PERMISSION = "audit.verify"
 MAX_SEQ = 2**63 - 1
-FULL_WALK_COOLDOWN = timedelta(minutes=1)
 FILTER_FIELDS = ("actor", "action", "object_type", "object_id", "since", "until")
 
 
+def _ensure(request: HttpRequest, permission: str) -> None:
+    if not request.user.can(permission):  # type: ignore[union-attr]
+        raise PermissionDenied(f"This needs the {permission} permission")
+
+
 def _ensure_reader(request: HttpRequest) -> None:
-    if not request.user.can(READ_PERMISSION):  # type: ignore[union-attr]
-        raise PermissionDenied(f"This needs the {READ_PERMISSION} permission")
+    _ensure(request, READ_PERMISSION)
 
 
 class UTCDateTimeInput(forms.DateTimeInput):
@@ -101,7 +107,7 @@ def trail(request: HttpRequest) -> HttpResponse:
         "first_page": before is None and after is None,
         "export_jsonl": _export_url("jsonl", query),
         "export_csv": _export_url("csv", query),
-        "cooldown": _cooling_down(state),
+        "can_verify": request.user.can(VERIFY_PERMISSION),  # type: ignore[union-attr]
         "filter_pairs": parse_qsl(query),
         "walk_limit": services.STATE_WALK_LIMIT,
         "cap": browse.COUNT_CAP,
@@ -111,13 +117,20 @@ def trail(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def verify(request: HttpRequest) -> HttpResponse:
-    """Walk the whole chain now (unless a walk just finished) and show its verdict."""
-    _ensure_reader(request)
-    walk = services.latest_full_walk()
-    if walk is not None and timezone.now() - walk.checked_at < FULL_WALK_COOLDOWN:
-        messages.info(request, f"The whole chain was walked {_ago(walk.checked_at)}: see below.")
+    """Walk the whole chain now (unless a walk runs or just finished) and show its verdict."""
+    _ensure(request, VERIFY_PERMISSION)
+    try:
+        result = services.walk_now(request.user.get_username())
+    except gate.WalkRefused as refused:
+        if refused.code == "verify_running":
+            messages.info(
+                request, "A full walk of the chain is running: its verdict shows below soon."
+            )
+        else:
+            walk = services.latest_full_walk()
+            when = _ago(walk.checked_at) if walk is not None else "moments ago"
+            messages.info(request, f"The whole chain was walked {when}: see below.")
     else:
-        result = services.verify_and_record()
         walk = services.latest_full_walk()
         seconds = (walk.duration_ms / 1000) if walk is not None else 0.0
         if result.ok:
@@ -126,11 +139,13 @@ def verify(request: HttpRequest) -> HttpResponse:
                 f"Walked the whole chain: {result.verified_through:,} rows intact "
                 f"({seconds:.1f} s).",
             )
-        else:
+        elif result.broken_at is not None:
             messages.error(
                 request,
                 f"The chain is broken at seq {result.broken_at}: {result.reason}.",
             )
+        else:
+            messages.error(request, f"The chain cannot be trusted: {result.reason}.")
     back = reverse("audit:trail")
     query = request.POST.get("query", "")
     return redirect(f"{back}?{query}" if query and "\n" not in query else back)
@@ -187,11 +202,6 @@ def _summary(payload: Any) -> str:
         parts.append(f"{key}: {text}")
     line = " · ".join(parts)
     return line if len(line) <= 120 else line[:119] + "…"
-
-
-def _cooling_down(state: services.ChainState) -> bool:
-    walk = state.full_walk
-    return walk is not None and timezone.now() - walk.checked_at < FULL_WALK_COOLDOWN
 
 
 def _ago(moment: Any) -> str:

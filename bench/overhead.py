@@ -21,7 +21,7 @@ from forge.compiler import GraphCompiler
 from forge.plan import PlanDocument, from_data
 from forge.runners.base import RunContext
 from forge.runners.basic import BASIC_TOOLS, BasicRunner
-from forge.runtime import InMemoryRecordStore, ToolExecutor
+from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun
 from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
@@ -54,6 +54,7 @@ def main() -> None:
     registry = builtin_registry()
     policy = PolicyEngine(DEFAULT_POLICY)
     runner = BasicRunner()
+    signer = ApprovalSigner(b"bench-approval-key-0123456789")
     noop = registry.get("noop")
     workspace = Path(tempfile.mkdtemp(prefix="forge-bench-"))
     context = RunContext(run_id="bench", step_id="s", workspace=workspace, timeout_s=60)
@@ -68,9 +69,11 @@ def main() -> None:
 
     def forge_run(plan: PlanDocument) -> None:
         executor = ToolExecutor(
-            registry, policy, InMemoryRecordStore(), dict.fromkeys(BASIC_TOOLS, runner)
-        )
-        result = LocalRun(GraphCompiler(registry, policy), executor, workspace).run(plan)
+            registry, policy, InMemoryRecordStore(), dict.fromkeys(BASIC_TOOLS, runner),
+            approvals=signer,
+        )  # fmt: skip
+        compiler = GraphCompiler(registry, policy)
+        result = LocalRun(compiler, executor, workspace, approver="bench").run(plan)
         assert result.status == "succeeded", result.status
 
     rows = []

@@ -73,18 +73,21 @@ def local_seconds(source: str) -> float:
     from forge.compiler import GraphCompiler
     from forge.plan import load_plan
     from forge.runners.basic import BASIC_TOOLS, BasicRunner
-    from forge.runtime import InMemoryRecordStore, ToolExecutor
+    from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
     from forge.runtime.local import LocalRun
     from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
     registry, policy = builtin_registry(), PolicyEngine(DEFAULT_POLICY)
     runner = BasicRunner()
     executor = ToolExecutor(
-        registry, policy, InMemoryRecordStore(), dict.fromkeys(BASIC_TOOLS, runner)
-    )
+        registry, policy, InMemoryRecordStore(), dict.fromkeys(BASIC_TOOLS, runner),
+        approvals=ApprovalSigner(b"bench-approval-key-0123456789"),
+    )  # fmt: skip
     document = load_plan(source, "yaml")
     started = time.perf_counter()
-    LocalRun(GraphCompiler(registry, policy), executor, Path(tempfile.mkdtemp())).run(document)
+    LocalRun(
+        GraphCompiler(registry, policy), executor, Path(tempfile.mkdtemp()), approver="bench"
+    ).run(document)
     return time.perf_counter() - started
 
 

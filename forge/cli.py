@@ -2,8 +2,15 @@
 
 Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
-read, 3 the run needs a replan, 4 the run waits for an approval. No Django settings are
-needed.
+read, 3 the run needs a replan, 4 the run waits for a person's approval. No Django
+settings are needed.
+
+``forge run`` passes the same approval gate as the web: the plan runs only once a person
+other than its author approves it (``--approve-as NAME``; ``--author`` names who wrote
+the file), and so does every version a planner proposes, unless the policy's
+``auto_approve_replans: read_only`` lets a read-only replan continue. A replan that drops
+a constraint of the version it replaces (plan drift) also needs ``--accept-drift``.
+Every approval given in NAME's name is printed with what it approves.
 
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
@@ -39,8 +46,9 @@ from forge.plan import (
 )
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.progress import ProgressPrinter
+from forge.runners import SANDBOX_MODES
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
-from forge.runtime.local import LocalRun, LocalRunResult
+from forge.runtime.local import ApprovalNotice, LocalRun, LocalRunResult
 from forge.toolbox import McpServerConfig, build_toolbox
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
 
@@ -92,13 +100,35 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
     run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
-    run.add_argument("--approve-as", metavar="NAME", help="approve waiting steps as NAME")
+    run.add_argument(
+        "--approve-as",
+        metavar="NAME",
+        help="approve the plan, the planner's versions and waiting steps as NAME (printed)",
+    )
+    run.add_argument(
+        "--author",
+        default="the file's author",
+        metavar="NAME",
+        help="who wrote the plan file (cannot also approve it)",
+    )
+    run.add_argument(
+        "--accept-drift",
+        action="store_true",
+        help="with --approve-as: also approve replans that drop a constraint (plan drift)",
+    )
     run.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="HOST",
         help="a host http_request may reach (repeatable)",
+    )
+    run.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="bwrap",
+        help="how shell steps are confined: bwrap (without bubblewrap they fail) or rlimits "
+        "(resource limits only, an explicit opt-in)",
     )
     run.add_argument(
         "--mcp",
@@ -189,11 +219,16 @@ def _run(args: argparse.Namespace) -> int:
         servers = [McpServerConfig.parse(text) for text in args.mcp]
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    if args.sandbox == "rlimits":
+        print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
+              "without bubblewrap", file=sys.stderr)  # fmt: skip
     workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
     workspace.mkdir(parents=True, exist_ok=True)
     policy = PolicyEngine(_policy(args.policy))
     with (
-        build_toolbox(allowed_hosts=args.allow_host, mcp_servers=servers) as toolbox,
+        build_toolbox(
+            allowed_hosts=args.allow_host, mcp_servers=servers, sandbox=args.sandbox
+        ) as toolbox,
         contextlib.ExitStack() as models,
     ):
         planner = _planner(args.planner, args, toolbox.registry) if args.planner else None
@@ -219,8 +254,10 @@ def _run(args: argparse.Namespace) -> int:
             planner=planner,
             agent=None if model is None else AgentRunner(model, executor, max_turns=args.max_turns),
             approver=args.approve_as,
-            signer=executor.approvals,
+            author=args.author,
+            accept_drift=args.accept_drift,
             on_event=progress,
+            on_approval=_print_approval,
         )
         result = local.run(document)
         progress.finish()
@@ -255,10 +292,19 @@ def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> 
     return ScriptedPlanner(documents, name=f"scripted:{files}")
 
 
+def _print_approval(notice: ApprovalNotice) -> None:
+    print(f"approved {notice.subject} as {notice.approver}:")
+    for line in notice.details.splitlines():
+        print(f"    {line}")
+
+
 def _report(name: str, result: LocalRunResult) -> int:
     if result.status == "not_compiled":
         _print_diagnostics(name, CompileResult(result.diagnostics, None))
         return EXIT_ERRORS
+    if result.waiting_for == "version":
+        print(f"waiting for a person: {result.stop_reason}")
+        return EXIT_AWAITING_APPROVAL
     state = result.state
     assert state is not None
     if result.status == "needs_replan":
@@ -274,7 +320,8 @@ def _report(name: str, result: LocalRunResult) -> int:
         return EXIT_NEEDS_REPLAN
     if result.status == "awaiting_approval":
         waiting = state.with_status("awaiting_approval")
-        print(f"waiting for approval: {', '.join(waiting)} (run again with --approve-as NAME)")
+        why = result.stop_reason or "run again with --approve-as NAME"
+        print(f"waiting for approval: {', '.join(waiting)} ({why})")
         return EXIT_AWAITING_APPROVAL
     print(
         f"run {result.status}: {state.used_steps} step(s), {state.used_tokens} tokens, "

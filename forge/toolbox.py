@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from forge.runners.base import Runner
 from forge.runners.catalog import builtin_runners
 from forge.runners.python import discover_python_tools
+from forge.runners.sandbox import Limits, SandboxMode
 from forge.tools import BUILTIN_TOOLS, ToolRegistry
 
 if TYPE_CHECKING:
@@ -59,10 +60,13 @@ def build_toolbox(
     allowed_hosts: Iterable[str] = (),
     python_tools: bool = True,
     mcp_servers: Sequence[McpServerConfig] = (),
+    sandbox: SandboxMode = "bwrap",
+    limits: Limits | None = None,
 ) -> Toolbox:
-    """The built-ins, then installed Python tools, then each MCP server's tools."""
+    """The built-ins, then installed Python tools, then each MCP server's tools; shell
+    steps run in ``sandbox`` mode under ``limits`` (``forge.runners.sandbox``)."""
     registry = ToolRegistry(BUILTIN_TOOLS)
-    runners = builtin_runners(allowed_hosts=allowed_hosts)
+    runners = builtin_runners(allowed_hosts=allowed_hosts, sandbox=sandbox, limits=limits)
     toolbox = Toolbox(registry, runners)
     try:
         found = discover_python_tools() if python_tools else []

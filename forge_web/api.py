@@ -12,6 +12,8 @@ Errors are always JSON ``{"detail": ..., "code": ...}``:
   when the error carries them and ``path`` when it names a place in a plan document
   (``FORGE_ERROR_STATUS`` and ``FORGE_ERROR_CODE_STATUS`` give some errors another status)
 - 413 ``request_too_large``, 400 ``bad_request`` for a body Django refuses to read
+- 409 ``verify_running`` and 429 ``verify_throttled`` with ``Retry-After`` when a full
+  walk of the audit chain may not start now
 - 422 ``validation_error`` with ``errors``: the request does not match the schema
 - 500 ``server_error``: anything unexpected, logged, never a stack trace in the answer
 """
@@ -35,6 +37,7 @@ from accounts.auth import BearerTokenAuth, SessionAuth
 from audit.api import router as audit_router
 from forge.errors import ForgeError
 from forge.runtime import TransitionRefused
+from forge.runtime.gate import GateRefused
 from plans.api import router as plans_router
 from plans.errors import UnknownVersion, VersionConflict
 from runs.api import router as runs_router
@@ -71,10 +74,14 @@ FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {
     UnknownVersion: 404,
     NotRunnable: 409,  # a resume the run or the version does not allow
     TransitionRefused: 409,  # a move the run's or step's status does not allow
+    GateRefused: 409,  # the approval gate: not approved, self-approved, content changed
 }
 # ... or, for one error class with many codes, by code (before the class).
 FORGE_ERROR_CODE_STATUS: dict[str, int] = {
     "document_too_large": 413,  # the plan import limit FORGE_MAX_PLAN_BYTES
+    "verify_running": 409,  # audit.gate: another full walk of the chain runs
+    "verify_throttled": 429,  # audit.gate: the last walk was too recent
+    "anchor_log_unwritable": 503,  # audit.anchors: the anchor log cannot be appended to
 }
 
 _CODE_BY_STATUS = {
@@ -134,7 +141,11 @@ def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
     diagnostics = getattr(exc, "diagnostics", None)
     if diagnostics is not None:
         extra["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]
-    return error(request, status, exc.message, exc.code, **extra)
+    response = error(request, status, exc.message, exc.code, **extra)
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:  # seconds, for 409 and 429 answers that may pass
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 @api.exception_handler(SuspiciousOperation)

@@ -250,6 +250,29 @@ NINJA_PAGINATION_CLASS = "forge_web.pagination.PageNumberPagination"  # page <= 
 NINJA_PAGINATION_PER_PAGE = FORGE_API_PAGE_SIZE
 NINJA_MAX_PER_PAGE_SIZE = FORGE_API_PAGE_SIZE
 
+# --- Audit ------------------------------------------------------------------------------
+# The anchor log: the audit chain's signed heads, outside the database (audit.anchors).
+# Default: next to an SQLite database file (so that removing db.sqlite3* starts both
+# over), else in the repository; production should point it at append-only storage
+# that every process shares (docs/security.md).
+_sqlite_file = (
+    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    and str(DATABASES["default"]["NAME"])
+    and ":memory:" not in str(DATABASES["default"]["NAME"])
+)
+FORGE_AUDIT_ANCHOR_PATH = envstr(
+    "FORGE_AUDIT_ANCHOR_PATH",
+    f"{DATABASES['default']['NAME']}-audit-anchors.jsonl"
+    if _sqlite_file
+    else str(BASE_DIR / "audit-anchors.jsonl"),
+)
+# Anchor the chain's head every this many events (and at every full walk).
+FORGE_AUDIT_ANCHOR_EVERY = envint("FORGE_AUDIT_ANCHOR_EVERY", 100, minimum=1)
+# The anchors' HMAC key; empty: derived from SECRET_KEY (set it to rotate SECRET_KEY freely).
+FORGE_AUDIT_ANCHOR_KEY = envstr("FORGE_AUDIT_ANCHOR_KEY", "")
+# Seconds between two full walks asked for over the API or the page (audit.gate).
+FORGE_AUDIT_VERIFY_INTERVAL = envint("FORGE_AUDIT_VERIFY_INTERVAL", 60, minimum=0)
+
 # --- Runs -------------------------------------------------------------------------------
 # Where each run's workspace directory lives (shell and file tools work inside it).
 FORGE_WORKSPACES = envstr("FORGE_WORKSPACES", str(BASE_DIR / "workspaces"))
@@ -258,6 +281,12 @@ FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
 # Websocket consumers read new events from the database at this interval even without a
 # wake-up, which is what carries events across processes when there is no Redis.
 FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))
+# How shell steps are confined: "bwrap" (bubblewrap; without it they fail with
+# sandbox_unavailable) or "rlimits", the explicit opt-in to resource limits only, noted
+# on every step and warned about by `manage.py check` (runs.checks).
+FORGE_SANDBOX = envchoice("FORGE_SANDBOX", "bwrap", ("bwrap", "rlimits"))
+# What one shell step may write to its workspace and temporary directory together.
+FORGE_STEP_DISK_BYTES = envint("FORGE_STEP_DISK_BYTES", 1 << 30, minimum=1)
 # The model agent steps run with on workers: "openai:MODEL" (FORGE_MODEL_BASE_URL,
 # FORGE_MODEL_API_KEY) or "scripted:FILE"; empty: agent steps fail with no_model.
 FORGE_MODEL = envstr("FORGE_MODEL", "")

@@ -95,15 +95,32 @@ class Decision(models.TextChoices):
 
 
 class Approval(models.Model):
-    """A reviewer's decision on one version, never by its author."""
+    """A reviewer's decision on one version, never by its author.
+
+    An approval also records the content hash the reviewer approved and the gate's
+    signature over it (``plans.gate``): the version runs only while its document still
+    has that hash, and a row written around the application does not verify. The one
+    approval without a reviewer is the deployment policy's, of a read-only replan
+    (``by_policy``)."""
 
     version = models.ForeignKey(PlanVersion, on_delete=models.CASCADE, related_name="approvals")
     reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="plan_approvals"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="plan_approvals",
+        null=True,
+        blank=True,
     )
+    by_policy = models.BooleanField(default=False)
     decision = models.CharField(max_length=10, choices=Decision.choices)
     comment = models.TextField(blank=True)
+    content_hash = models.CharField(max_length=64, blank=True)  # what was approved
+    signature = models.CharField(max_length=64, blank=True)  # plans.gate, for approvals
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
+
+    @property
+    def reviewer_name(self) -> str:
+        return "policy" if self.by_policy or self.reviewer is None else self.reviewer.username

@@ -158,14 +158,16 @@ class SideEffectOut(Schema):
 
 class ApprovalOut(Schema):
     id: int
-    reviewer: str
+    reviewer: str = Field(description="who decided: a username, or 'policy'")
+    by_policy: bool = Field(description="approved by the deployment policy (a read-only replan)")
     decision: Literal["approved", "rejected"]
     comment: str
+    content_hash: str = Field(description="the document's hash as the reviewer saw it")
     created_at: datetime
 
     @staticmethod
     def resolve_reviewer(approval: Approval) -> str:
-        return approval.reviewer.username
+        return approval.reviewer_name
 
 
 class VersionSummaryOut(Schema):

@@ -13,6 +13,10 @@ rejected. Every decision is kept as an ``Approval`` and the version's status is 
 latest decision, so a second approval is recorded and changes nothing, and a rejection
 after an approval makes the version ``rejected`` (as an approval after a rejection
 makes it ``approved`` again). A new version never inherits a decision: it starts over.
+An approval records the content hash of the document as the reviewer saw it, signed by
+the approval gate (``plans.gate``), which is what lets the version run. The deployment
+policy approves a read-only replan itself (``approve_by_policy``), recorded as
+``policy``.
 
 Audit: every event is filed under its plan (``object_type="plan"``, ``object_id`` the
 plan's id), so ``GET /api/v1/audit?object_type=plan&object_id=ID`` is a plan's whole
@@ -31,14 +35,18 @@ from django.db import transaction
 
 from accounts.permissions import ensure_permission
 from audit.services import record
-from forge.compiler import CompileResult, PerformedSideEffect
+from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
+from forge.redaction import redact_text
+from forge.runtime.gate import POLICY_APPROVER
 from plans import compilation
+from plans import gate as plan_gate
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
 from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
 
 __all__ = [
     "approve",
+    "approve_by_policy",
     "create_plan",
     "create_version",
     "diff_versions",
@@ -142,6 +150,44 @@ def approve(version: PlanVersion, user: Any, comment: str = "") -> Approval:
     return _decide(version, user, Decision.APPROVED, comment)
 
 
+def approve_by_policy(
+    version: PlanVersion, parent: ExecutableGraph, graph: ExecutableGraph
+) -> Approval:
+    """The deployment policy's approval of ``version`` (compiled as ``graph``), a replan
+    of the approved ``parent``: only a read-only replan that drops no constraint
+    qualifies (``forge.runtime.gate``); raises ``GateRefused`` (``needs_person``)
+    naming why else. Recorded as approved by ``policy``."""
+    approval = plan_gate.gate().approve_by_policy(
+        compilation.policy(),
+        parent,
+        graph,
+        plan_id=str(version.plan_id),
+        version=version.number,
+        author=version.author.get_username(),
+    )
+    with transaction.atomic():
+        locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
+        previous = locked.status
+        row = Approval.objects.create(
+            version=locked,
+            reviewer=None,
+            by_policy=True,
+            decision=Decision.APPROVED,
+            comment="a read-only replan that keeps every constraint (auto_approve_replans)",
+            content_hash=approval.content_hash,
+            signature=approval.signature,
+        )
+        locked.status = VersionStatus.APPROVED
+        locked.save(update_fields=["status"])
+        payload = {"plan": locked.plan_id, "version": locked.number}
+        record(POLICY_APPROVER, "plan_version.approved", AUDIT_OBJECT, locked.plan_id, {
+            **payload, "content_hash": approval.content_hash, "approval": row.pk,
+            "by_policy": True, "previous_status": previous, "status": locked.status,
+        })  # fmt: skip
+    version.status = locked.status
+    return row
+
+
 def reject(version: PlanVersion, user: Any, comment: str = "") -> Approval:
     """Reject a submitted version; never by its author."""
     return _decide(version, user, Decision.REJECTED, comment)
@@ -193,8 +239,8 @@ def _add_version(
         content_hash=content_hash(document),
         source_format=source_format,
         parent=parent,
-        replan_reason=replan_reason,
-        note=note,
+        replan_reason=redact_text(replan_reason),
+        note=redact_text(note),
         author=user,
         planner=planner,
         diagnostics=diagnostics,
@@ -242,13 +288,30 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
                 f"version {locked.number} is a draft; its author must submit it first"
             )
         previous = locked.status
+        # What the reviewer approves is the document as stored now, hashed afresh (not
+        # the content_hash column, which is only as good as the row it sits in).
+        digest = content_hash(compilation.stored_document(locked))
+        signature = ""
+        if decision == Decision.APPROVED:
+            signature = (
+                plan_gate.gate()
+                .approve(
+                    plan_id=str(locked.plan_id),
+                    version=locked.number,
+                    content_hash=digest,
+                    author=locked.author.get_username(),
+                    approver=user.get_username(),
+                )
+                .signature
+            )
         approval = Approval.objects.create(
-            version=locked, reviewer=user, decision=decision, comment=comment
-        )
+            version=locked, reviewer=user, decision=decision, comment=redact_text(comment),
+            content_hash=digest, signature=signature,
+        )  # fmt: skip
         locked.status = VersionStatus(decision)  # the latest decision is the status
         locked.save(update_fields=["status"])
         _record(user, f"plan_version.{decision}", locked, {
-            "approval": approval.pk, "comment": comment,
+            "approval": approval.pk, "comment": comment, "approved_hash": digest,
             "previous_status": previous, "status": locked.status,
         })  # fmt: skip
     version.status = locked.status

@@ -15,6 +15,7 @@ from ninja import Path, Query, Router, Status
 from ninja.pagination import paginate
 
 from accounts.permissions import require_permission
+from plans.documents import read_document
 from plans.models import PlanVersion
 from runs import services
 from runs.events import to_data
@@ -24,11 +25,13 @@ from runs.schemas import (
     EventsQuery,
     ReconcileIn,
     RecordOut,
+    ReplanIn,
     ResumeIn,
     RunFilters,
     RunIn,
     RunOut,
     RunSummaryOut,
+    StepDecisionIn,
 )
 
 router = Router(tags=["runs"])
@@ -59,8 +62,9 @@ def summary(run: Run) -> dict[str, Any]:
 def detail(run: Run) -> dict[str, Any]:
     document = run.version.document
     budget = document.get("budget", {})
-    steps = StepRun.objects.filter(run=run, plan_version=run.version.number)
+    steps = list(StepRun.objects.filter(run=run, plan_version=run.version.number))
     depends = {step["id"]: step.get("depends_on", []) for step in document.get("steps", [])}
+    previews = waiting_previews(run, [s.step_id for s in steps if s.status == "awaiting_approval"])
     return {
         **summary(run),
         "budget": {
@@ -94,10 +98,31 @@ def detail(run: Run) -> dict[str, Any]:
                 "started_at": s.started_at,
                 "finished_at": s.finished_at,
                 "latency_ms": s.latency_ms,
+                "artifacts": s.artifacts,
+                "preview": previews.get(s.step_id),
             }
             for s in steps
         ],
     }
+
+
+def waiting_previews(run: Run, step_ids: list[str]) -> dict[str, Any]:
+    """The preview each of ``step_ids`` (waiting for approval) shows: the one its latest
+    ``step_awaiting_approval`` event carries."""
+    if not step_ids:
+        return {}
+    rows = (
+        RunEvent.objects.filter(
+            run=run, step_id__in=step_ids, event_type="step_awaiting_approval"
+        )
+        .order_by("step_id", "-seq")
+        .values_list("step_id", "facts")
+    )
+    previews: dict[str, Any] = {}
+    for step_id, facts in rows:
+        if step_id not in previews:
+            previews[step_id] = facts.get("preview") if isinstance(facts, dict) else None
+    return previews
 
 
 @router.post("/runs", response={201: RunOut})
@@ -156,10 +181,13 @@ def list_events(request: HttpRequest, run_id: RunId, query: Query[EventsQuery]) 
 
 @router.post("/runs/{run_id}/steps/{step_id}/approve", response=RunOut)
 @require_permission("step.approve")
-def approve_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: CommentIn) -> Any:
-    """Approve a waiting step's exact arguments (never by the version's author)."""
+def approve_step(
+    request: HttpRequest, run_id: RunId, step_id: StepId, body: StepDecisionIn
+) -> Any:
+    """Approve a waiting step's exact arguments and preview (never by the version's
+    author); with ``preview_hash``, only if that is still the preview it shows."""
     run = services.approve_step(
-        get_object_or_404(Run, pk=run_id), step_id, request.auth, body.comment
+        get_object_or_404(Run, pk=run_id), step_id, request.auth, body.comment, body.preview_hash
     )
     return detail(_runs().get(pk=run.pk))
 
@@ -172,6 +200,33 @@ def reject_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: Comm
         get_object_or_404(Run, pk=run_id), step_id, request.auth, body.comment
     )
     return detail(_runs().get(pk=run.pk))
+
+
+@router.post("/runs/{run_id}/replans", response={201: dict[str, Any]})
+@require_permission("plan.edit")
+def create_replan(request: HttpRequest, run_id: RunId, body: ReplanIn) -> Any:
+    """Save a new version of the run's plan as a replan of the run's current version,
+    carrying the side effects the run already performed (the compiler warns of any the
+    new version would repeat). It waits for review like any version; resume the run on
+    it once approved."""
+    run = get_object_or_404(Run.objects.select_related("plan", "version"), pk=run_id)
+    document, fmt = read_document(document=body.document, source=body.source, format=body.format)
+    version = services.create_replan(
+        run, request.auth, document, source_format=fmt, note=body.note,
+        replan_reason=body.replan_reason,
+    )  # fmt: skip
+    return Status(
+        201,
+        {
+            "plan": version.plan_id,
+            "number": version.number,
+            "status": version.status,
+            "parent": run.version.number,
+            "replan_reason": version.replan_reason,
+            "diagnostics": version.diagnostics,
+            "performed_side_effects": version.performed_side_effects,
+        },
+    )
 
 
 @router.post("/runs/{run_id}/resume", response=RunOut)

@@ -23,12 +23,15 @@ from django.utils import timezone
 from forge.compiler import ExecutableGraph
 from forge.runtime import RunEvent as CoreEvent
 from forge.runtime import Scheduler, StepState, rebuild
+from forge.runtime.previews import Previewer, step_previewer
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import compile_version
 from plans.errors import VersionHasErrors
+from plans.gate import gate
 from plans.models import PlanVersion
 from runs import events as event_rows
 from runs import publish
+from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
 
 _SCHEDULERS: dict[int, Scheduler] = {}
@@ -115,9 +118,16 @@ def new_scheduler(run: Run) -> Scheduler:
         str(run.pk),
         plan_id=str(run.plan_id),
         plan_version=run.version.number,
+        gate=gate(),
+        previewer=_previewer(run.pk),
     )
     _SCHEDULERS[run.pk] = scheduler
     return scheduler
+
+
+def _previewer(run_id: int) -> Previewer:
+    """Previews a run's steps as this deployment's executor will run them."""
+    return step_previewer(executor(), str(run_id), lambda: workspace_for(run_id))
 
 
 def _caught_up(run: Run) -> Scheduler:
@@ -129,6 +139,8 @@ def _caught_up(run: Run) -> Scheduler:
             str(run.pk),
             plan_id=str(run.plan_id),
             state=rebuild(str(run.pk), stored),
+            gate=gate(),
+            previewer=_previewer(run.pk),
         )
         _SCHEDULERS[run.pk] = scheduler
     elif scheduler.state.last_seq < run.last_seq:
@@ -214,6 +226,7 @@ def step_fields(step: StepState) -> dict[str, object]:
         "reserved_cost": step.reserved_cost,
         "approved_hash": step.approved_hash,
         "approved_by": step.approved_by,
+        "artifacts": list(step.artifacts),
     }
 
 

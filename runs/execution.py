@@ -1,11 +1,10 @@
 """What a worker process needs to run steps: one ToolExecutor over the deployment's
-tools, a record store that writes ExecutionRecords and their artifacts to the database,
-the approval signer, and each run's workspace directory."""
+tools (verifying approvals with ``plans.gate``'s key), a record store that writes
+ExecutionRecords and their artifacts to the database, and each run's workspace
+directory."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import threading
 from functools import cache
@@ -15,10 +14,12 @@ from django.conf import settings
 
 from forge.agents import AgentRunner
 from forge.models.config import Endpoint, model_from_spec
-from forge.runtime import ApprovalSigner, ExecutionRecord, ToolExecutor
+from forge.runners import Limits
+from forge.runtime import ExecutionRecord, ToolExecutor
 from forge.toolbox import build_toolbox
 from forge.tools import PolicyEngine
 from plans.compilation import policy
+from plans.gate import approval_signer
 from runs import models
 
 
@@ -90,18 +91,15 @@ def write_records(records: list[ExecutionRecord]) -> None:
 
 
 @cache
-def approval_signer() -> ApprovalSigner:
-    # A key of its own, derived from SECRET_KEY, so approval tokens and sessions never
-    # share a key: rotating one does not silently validate the other's signatures.
-    key = hmac.new(settings.SECRET_KEY.encode(), b"forge-approval-tokens", hashlib.sha256)
-    return ApprovalSigner(key.digest())
-
-
-@cache
 def executor() -> ToolExecutor:
     """The worker's ToolExecutor: the same tools (built-ins and installed Python tools)
-    and policy the plans were compiled against."""
-    toolbox = build_toolbox(python_tools=True)
+    and policy the plans were compiled against; shell steps in the ``FORGE_SANDBOX``
+    mode with the ``FORGE_STEP_DISK_BYTES`` quota."""
+    toolbox = build_toolbox(
+        python_tools=True,
+        sandbox=settings.FORGE_SANDBOX,
+        limits=Limits(disk_bytes=settings.FORGE_STEP_DISK_BYTES),
+    )
     return ToolExecutor(
         toolbox.registry,
         PolicyEngine(policy()),

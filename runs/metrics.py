@@ -11,9 +11,10 @@ Definitions (the metrics page and ``GET /api/v1/metrics`` state them too):
 - run success rate: runs that *finished* in the period (``finished_at``; finished means
   succeeded, failed, budget_exhausted or cancelled) that succeeded, over all of them;
 - average replans per run: the mean of ``Run.replans`` over runs *started* in the period;
-- plan drift rate: of the resumes in the period (audit ``run.resumed``), the share whose
-  new version dropped a constraint of the one it replaced (a non-empty ``drift`` in the
-  audit payload, as ``runs.services.resume_run`` records it from
+- plan drift rate: of the resumes tried in the period (audit ``run.resumed``, and
+  ``run.resume_refused``: a drifted version no person approved, which the run refused),
+  the share whose new version dropped a constraint of the one it replaced (a non-empty
+  ``drift`` in the audit payload, as ``runs.services.resume_run`` records it from
   ``forge.plan.drift.detect_drift``);
 - approval hit rate: of the step approvals requested in the period
   (``step_awaiting_approval`` events), the share that were approved (an approved
@@ -237,7 +238,10 @@ def _replans(since: datetime, until: datetime) -> Ratio:
 
 
 def _drift(since: datetime, until: datetime) -> Ratio:
-    totals = AuditEvent.objects.filter(action="run.resumed", at__gte=since, at__lt=until).aggregate(
+    tried = AuditEvent.objects.filter(
+        action__in=("run.resumed", "run.resume_refused"), at__gte=since, at__lt=until
+    )
+    totals = tried.aggregate(
         resumes=Count("seq"), drifted=Count("seq", filter=~Q(payload__contains=NO_DRIFT))
     )
     return Ratio(totals["drifted"], totals["resumes"])

@@ -67,6 +67,9 @@ class StepRun(models.Model):
     approved_hash = models.CharField(max_length=64, blank=True)
     approved_by = models.CharField(max_length=150, blank=True)
     approval_signature = models.CharField(max_length=64, blank=True)
+    # What the attempt that settled the step left for review (RunEvent.artifacts): a
+    # failed step keeps its logs.
+    artifacts = models.JSONField(default=list)
     lease_owner = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -468,7 +468,7 @@ def _version_summary(version: PlanVersion, *, with_document: bool = False) -> di
         approvals: list[Approval] = list(version.approvals.all())
         data["approvals"] = [
             {
-                "reviewer": approval.reviewer.get_username(),
+                "reviewer": approval.reviewer_name,
                 "decision": approval.decision,
                 "at": approval.created_at,
             }

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from plans.schemas import DocumentIn
+
 
 class RunIn(Schema):
     plan_id: int = Field(ge=1, le=2**63 - 1)
@@ -16,6 +18,22 @@ class RunIn(Schema):
 
 class CommentIn(Schema):
     comment: str = Field("", max_length=10_000)
+
+
+class StepDecisionIn(CommentIn):
+    preview_hash: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="the hash of the preview the approver saw; refused (409 preview_changed) "
+        "when the step shows another one now",
+    )
+
+
+class ReplanIn(DocumentIn):
+    note: str = Field("", max_length=10_000, description="what changed and why")
+    replan_reason: str = Field(
+        "", max_length=10_000, description="why the run needs it; defaults to what failed"
+    )
 
 
 class ResumeIn(Schema):
@@ -64,6 +82,13 @@ class StepOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
     latency_ms: float | None
+    artifacts: list[dict[str, Any]] = Field(
+        description="what the attempt that settled the step left: name, media_type, size, "
+        "truncated, record (the execution record keeping it)"
+    )
+    preview: dict[str, Any] | None = Field(
+        description="for a step awaiting approval: what it will do (kind, summary, text, hash)"
+    )
 
 
 class RunSummaryOut(Schema):

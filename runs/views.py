@@ -24,6 +24,7 @@ from accounts.permissions import ensure_permission
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.models import Plan, PlanVersion, VersionStatus
 from runs.api import detail
+from runs.isolation import rlimits_only_steps
 from runs.models import Run, StepRun
 
 PAGE_SIZE = 25
@@ -160,6 +161,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "version": version,
         "status_label": RUN_STATUS_LABELS.get(run.status, run.status),
         "page_data": page_data,
+        "rlimits_only_steps": rlimits_only_steps(run),
     }
     return render(request, "runs/detail.html", context)
 

@@ -103,12 +103,22 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
         raise RuntimeError(f"step {step_id!r} of run {locked.run.pk} was not ready to claim")
     locked.projected[step_id] = scheduler.state.steps[step_id]
     token = None
-    if scheduler.state.steps[step_id].approved_hash:
-        row = StepRun.objects.only("approved_hash", "approved_by", "approval_signature").get(
-            run=locked.run, plan_version=version, step_id=step_id
+    step = scheduler.state.steps[step_id]
+    if step.approved_hash:
+        # The approval as the events recorded it; the signature, which is no business of
+        # the events, from the step's row.
+        signature = (
+            StepRun.objects.filter(run=locked.run, plan_version=version, step_id=step_id)
+            .values_list("approval_signature", flat=True)
+            .get()
         )
         token = ApprovalToken(
-            str(locked.run.pk), step_id, row.approved_hash, row.approved_by, row.approval_signature
+            str(locked.run.pk),
+            step_id,
+            step.approved_hash,
+            step.approved_by,
+            signature,
+            step.approved_preview,
         )
     node = scheduler.graph.nodes[step_id]
     steps = scheduler.state.steps

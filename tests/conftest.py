@@ -141,6 +141,32 @@ def require_service_fixture() -> Callable[..., None]:
     return require_service
 
 
+# --- Audit anchors ----------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def audit_anchor_log(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Any:
+    """Each test that touches the database writes audit anchors to a file of its own: never
+    to the repository, and never to a log naming rows of an earlier test's database."""
+    uses_db = request.node.get_closest_marker("django_db") or {
+        "db",
+        "transactional_db",
+        "live_server",
+    } & set(request.fixturenames)
+    if not uses_db:
+        yield None
+        return
+    from django.conf import settings
+
+    path = tmp_path_factory.mktemp("anchors") / "audit-anchors.jsonl"
+    before = settings.FORGE_AUDIT_ANCHOR_PATH
+    settings.FORGE_AUDIT_ANCHOR_PATH = str(path)
+    try:
+        yield path
+    finally:
+        settings.FORGE_AUDIT_ANCHOR_PATH = before
+
+
 # --- Users and clients ----------------------------------------------------------------
 
 

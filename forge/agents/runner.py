@@ -47,7 +47,15 @@ from forge.runtime.scheduler import approval_hash
 __all__ = ["AgentRunner"]
 
 # Executor refusals no later turn can fix: the step fails at once.
-_FATAL = frozenset({"approval_required", "approval_mismatch", "approval_invalid", "stale_binding"})
+_FATAL = frozenset(
+    {
+        "approval_required",
+        "approval_mismatch",
+        "approval_invalid",
+        "preview_changed",
+        "stale_binding",
+    }
+)
 
 
 @dataclass
@@ -58,6 +66,7 @@ class _Tally:
     tokens: int = 0
     cost: float = 0.0
     calls: list[dict[str, str]] = field(default_factory=list)
+    artifacts: list[Mapping[str, Any]] = field(default_factory=list)  # of every call
 
     def failed(self, error: str, code: str) -> ToolResult:
         return ToolResult(
@@ -68,6 +77,7 @@ class _Tally:
             tokens=self.tokens,
             cost=self.cost,
             model=self.model,
+            artifacts=tuple(self.artifacts),
         )
 
 
@@ -123,7 +133,7 @@ class AgentRunner:
                     # contract check then marks the step invalid, with the verdict.
                     return ToolResult(
                         "succeeded", output, tokens=tally.tokens, cost=tally.cost,
-                        model=tally.model,
+                        model=tally.model, artifacts=tuple(tally.artifacts),
                     )  # fmt: skip
                 messages.append(
                     Message.user(
@@ -184,6 +194,7 @@ class AgentRunner:
         )
         tally.tokens += result.tokens
         tally.cost += result.cost
+        tally.artifacts += result.artifacts
         tally.calls.append({"tool": call.name, "status": result.status, "code": result.error_code})
         if result.error_code in _FATAL:
             return tally.failed(result.error, result.error_code)
@@ -204,9 +215,23 @@ class AgentRunner:
         signer = self.executor.approvals
         if not binding.approval_reasons or grant.token is None or signer is None:
             return None
-        signer.verify(grant.token, context.run_id, context.step_id, approval_hash(node))
+        signer.verify(
+            grant.token,
+            context.run_id,
+            context.step_id,
+            approval_hash(node),
+            grant.token.preview_hash,
+        )
+        # The person approved what the step may do; this call's own preview is taken now
+        # and bound, so the executor still refuses it if it changes before the commit,
+        # and the record keeps it.
+        preview = self.executor.preview(binding, context)
         return signer.issue(
-            context.run_id, context.step_id, binding.args_hash, grant.token.approver
+            context.run_id,
+            context.step_id,
+            binding.args_hash,
+            grant.token.approver,
+            preview.hash,
         )
 
     def _record_refusal(self, call: ToolCall, context: RunContext, refusal: CallRefused) -> None:

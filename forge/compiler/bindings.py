@@ -28,7 +28,14 @@ from forge.compiler.diagnostics import Diagnostic
 from forge.compiler.graph import PerformedSideEffect, ToolBinding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
-from forge.tools import ArgumentsInvalid, PolicyDecision, PolicyEngine, ToolRegistry, ToolSpec
+from forge.tools import (
+    ArgumentsInvalid,
+    PolicyDecision,
+    PolicyEngine,
+    SideEffect,
+    ToolRegistry,
+    ToolSpec,
+)
 
 __all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call"]
 
@@ -51,6 +58,8 @@ class BindingResolver:
         self._scopes = document.requires_approval_before
         # tool name -> its spec and the policy's decision, or None when not registered
         self._tools: dict[str, tuple[ToolSpec, PolicyDecision] | None] = {}
+        # (tool name, a call's side effect) -> the decision for calls with that effect
+        self._calls: dict[tuple[str, str], PolicyDecision] = {}
         # tool name -> canonical args JSON -> (args hash, validation error or "")
         self._checked: dict[str, dict[str, tuple[str, str]]] = {}
         self._performed: dict[tuple[str, str], list[str]] = {}
@@ -152,7 +161,14 @@ class BindingResolver:
             out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
             return None
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
-        return _binding(spec, step.args, args_hash, timeout_s, self._decision(spec))
+        effect = spec.effective_side_effect(step.args)
+        decision = self._decision(spec)
+        if effect != spec.side_effect:  # an HTTP GET only reads: decided for what it does
+            key = (spec.name, effect)
+            if key not in self._calls:
+                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
+            decision = self._calls[key]
+        return _binding(spec, step.args, args_hash, timeout_s, effect, decision)
 
     def _repeats(self, step: Step, binding: ToolBinding, out: list[Diagnostic]) -> None:
         earlier = self._performed.get((binding.tool.name, binding.args_hash))
@@ -205,7 +221,8 @@ def bind_call(
     if tool_name not in registry:
         raise CallRefused(f"unknown tool {tool_name!r}", code="unknown_tool")
     spec = registry.get(tool_name)
-    decision = policy.decide(spec, plan_scopes)
+    effect = spec.effective_side_effect(args)
+    decision = policy.decide(spec, plan_scopes, effect)
     if not decision.allowed:
         raise CallRefused(decision.reason, code="unauthorized_tool")
     try:
@@ -219,7 +236,7 @@ def bind_call(
     if timeout_s is None:
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
     args_hash = hashlib.sha256(args_json.encode()).hexdigest()
-    return _binding(spec, args, args_hash, timeout_s, decision)
+    return _binding(spec, args, args_hash, timeout_s, effect, decision)
 
 
 def _binding(
@@ -227,6 +244,7 @@ def _binding(
     args: Mapping[str, Any],
     args_hash: str,
     timeout_s: float,
+    side_effect: SideEffect,
     decision: PolicyDecision,
 ) -> ToolBinding:
     return ToolBinding(
@@ -234,6 +252,6 @@ def _binding(
         args=args,
         args_hash=args_hash,
         timeout_s=timeout_s,
-        side_effect=spec.effective_side_effect(args),
+        side_effect=side_effect,
         approval_reasons=decision.approval_reasons,
     )

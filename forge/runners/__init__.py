@@ -9,6 +9,7 @@ from forge.runners.base import Artifact, Isolation, RunContext, Runner, RunnerOu
 from forge.runners.basic import BasicRunner
 from forge.runners.catalog import builtin_runners
 from forge.runners.errors import (
+    DiskQuotaExceeded,
     FileTooLarge,
     HostNotAllowed,
     InvalidArguments,
@@ -27,15 +28,17 @@ from forge.runners.errors import (
 from forge.runners.files import FilePreview, FileReadRunner, FileWriteRunner
 from forge.runners.http import HttpRunner
 from forge.runners.python import PythonTool, PythonToolRunner, discover_python_tools, python_tool
-from forge.runners.sandbox import Limits, Sandbox
+from forge.runners.sandbox import SANDBOX_MODES, Limits, Sandbox, SandboxMode
 from forge.runners.search import FileSearchRunner
 from forge.runners.shell import ShellRunner
 from forge.runners.sql import SqlReadRunner
 from forge.runners.workspace import Workspace
 
 __all__ = [
+    "SANDBOX_MODES",
     "Artifact",
     "BasicRunner",
+    "DiskQuotaExceeded",
     "FilePreview",
     "FileSearchRunner",
     "FileReadRunner",
@@ -59,6 +62,7 @@ __all__ = [
     "RunnerOutcome",
     "RunnerTimeout",
     "Sandbox",
+    "SandboxMode",
     "SandboxUnavailable",
     "ShellRunner",
     "SqlReadRunner",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from forge.errors import ForgeError
 
 __all__ = [
+    "DiskQuotaExceeded",
     "FileTooLarge",
     "HostNotAllowed",
     "InvalidArguments",
@@ -80,7 +81,15 @@ class UnsupportedTool(RunnerError):
 
 
 class SandboxUnavailable(RunnerError):
+    """Shell steps cannot run: bubblewrap is required and missing or broken."""
+
     code = "sandbox_unavailable"
+
+
+class DiskQuotaExceeded(RunnerError):
+    """A shell step wrote more than its disk quota, or its use could not be measured."""
+
+    code = "disk_quota_exceeded"
 
 
 class ToolLoadFailed(RunnerError):

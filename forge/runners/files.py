@@ -1,7 +1,8 @@
 """The ``file_read`` and ``file_write`` runners, confined to the run's workspace.
 
 ``file_write`` works in two phases. The preview computes a unified diff of the change
-and records it as an artifact; the commit writes the file atomically. ``run`` commits
+(``preview`` is what an approver sees before the call runs; the executor compares it again
+at commit) and records it as an artifact; the commit writes the file atomically. ``run`` commits
 only when the step needs no approval or its approval was checked
 (``RunContext.may_commit``); otherwise it changes nothing and answers
 ``pending_commit`` with the diff, so the approver sees exactly what will change.
@@ -16,6 +17,7 @@ from typing import Any
 
 from forge.runners.base import Artifact, RunContext, RunnerOutcome
 from forge.runners.errors import FileTooLarge, NotText, RunnerError
+from forge.runners.preview import CallPreview
 from forge.runners.workspace import Workspace
 from forge.tools.spec import ToolSpec
 
@@ -56,7 +58,7 @@ class FileWriteRunner:
     def __init__(self, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.max_bytes = max_bytes
 
-    def preview(self, args: Mapping[str, Any], context: RunContext) -> FilePreview:
+    def prepare(self, args: Mapping[str, Any], context: RunContext) -> FilePreview:
         """The diff of writing ``args["content"]`` to ``args["path"]``; changes nothing.
 
         Raises ``RunnerError`` (``path_outside_workspace``, ``file_too_large``, ...).
@@ -76,9 +78,21 @@ class FileWriteRunner:
             changed=old != content,
         )
 
+    def preview(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> CallPreview:
+        """The unified diff the approver sees; raises ``RunnerError`` as ``prepare``."""
+        prepared = self.prepare(args, context)
+        if not prepared.changed:
+            return CallPreview("file_write", f"{prepared.path}: no change", prepared.diff)
+        lines = prepared.diff.splitlines()
+        added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+        removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+        return CallPreview(
+            "file_write", f"write {prepared.path} (+{added} -{removed})", prepared.diff
+        )
+
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         try:
-            preview = self.preview(args, context)
+            preview = self.prepare(args, context)
             committed = context.may_commit
             if committed and preview.changed:
                 Workspace(context.workspace).write_atomic(preview.path, preview.content)

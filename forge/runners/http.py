@@ -18,13 +18,18 @@ from typing import Any
 
 import httpx
 
+from forge.redaction import is_secret_key, redact
 from forge.runners.base import Isolation, RunContext, RunnerOutcome
 from forge.runners.errors import HostNotAllowed, ResponseTooLarge, RunnerError, RunnerTimeout
+from forge.runners.preview import CallPreview, json_text
 from forge.tools.spec import ToolSpec
 
 __all__ = ["HttpRunner", "idempotency_key"]
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Headers a preview masks besides those ``forge.redaction`` calls secret by name.
+SECRET_HEADERS = frozenset({"proxy-authorization", "x-auth", "x-csrftoken", "x-xsrf-token"})
+MASKED = "[masked]"
 
 
 def idempotency_key(context: RunContext) -> str:
@@ -45,15 +50,28 @@ class HttpRunner:
         self.max_response_bytes = max_response_bytes
         self.max_redirects = max_redirects
 
+    def preview(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> CallPreview:
+        """The exact request, as sent: method, URL, headers (secret ones masked), body."""
+        method, url = str(args["method"]).upper(), str(args["url"])
+        lines = [f"{method} {url}"]
+        for name, value in sorted(_headers(method, args, context).items()):
+            lines.append(f"{name}: {MASKED if _secret_header(name) else value}")
+        body = args.get("body")
+        if body is not None:
+            lines += ["", redact(body) if isinstance(body, str) else json_text(body)]
+        host = _host(url)
+        reach = (
+            ""
+            if host in self.allowed_hosts
+            else " (host not on the allow list: it will be refused)"
+        )
+        return CallPreview("http_request", f"{method} {url}{reach}", "\n".join(lines))
+
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         isolation: Isolation = "host-allowlist"
         deadline = time.monotonic() + context.timeout_s
         method = str(args["method"]).upper()
-        headers = dict(args.get("headers") or {})
-        if method not in SAFE_METHODS and not any(
-            name.lower() == "idempotency-key" for name in headers
-        ):
-            headers["Idempotency-Key"] = idempotency_key(context)
+        headers = _headers(method, args, context)
         body = args.get("body")
         try:
             # trust_env=False: no proxy, netrc or CA settings from the worker's environment.
@@ -131,6 +149,29 @@ class HttpRunner:
                 # Each read had its own timeout; this bounds a server that drips forever.
                 raise RunnerTimeout("the response did not finish within the timeout")
         return bytes(data).decode(response.encoding or "utf-8", errors="replace")
+
+
+def _headers(method: str, args: Mapping[str, Any], context: RunContext) -> dict[str, str]:
+    """The request's headers: the call's own, plus an idempotency key for a request that
+    may change something (unless the call sets one)."""
+    headers = dict(args.get("headers") or {})
+    if method not in SAFE_METHODS and not any(
+        name.lower() == "idempotency-key" for name in headers
+    ):
+        headers["Idempotency-Key"] = idempotency_key(context)
+    return headers
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return is_secret_key(lowered) or lowered in SECRET_HEADERS
+
+
+def _host(url: str) -> str:
+    try:
+        return httpx.URL(url).host.lower()
+    except httpx.InvalidURL:
+        return ""
 
 
 def _remaining(deadline: float) -> float:

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from forge.runners.base import Artifact, RunContext, Runner, RunnerOutcome
 from forge.runners.errors import McpUnavailable, RunnerError, RunnerTimeout
+from forge.runners.preview import CallPreview, json_text
 from forge.tools.spec import Risk, SideEffect, ToolSpec
 
 __all__ = ["McpServer", "McpToolRunner", "mcp_tool_spec"]
@@ -41,14 +42,24 @@ _T = TypeVar("_T")
 
 
 def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
-    """The Forge view of one remote tool; ``args_schema`` is its ``inputSchema``."""
+    """The Forge view of one remote tool; ``args_schema`` is its ``inputSchema``.
+
+    Annotations map onto side-effect classes (SPEC section 5): ``readOnlyHint`` reads;
+    otherwise ``destructiveHint`` (true unless the server says false) is ``delete``,
+    else ``openWorldHint`` (true unless false) is ``external``, else ``write``. Delete and
+    external always wait for a person's approval."""
     hints = tool.annotations or mcp_types.ToolAnnotations()
     side_effect: SideEffect
     risk: Risk
     if hints.read_only_hint:
         side_effect, idempotent, risk = "read", True, "low"
     else:
-        side_effect = "write" if hints.open_world_hint is False else "external"
+        if hints.destructive_hint is not False:
+            side_effect = "delete"
+        elif hints.open_world_hint is not False:
+            side_effect = "external"
+        else:
+            side_effect = "write"
         idempotent = hints.idempotent_hint is True
         risk = "medium" if hints.destructive_hint is False else "high"
     return ToolSpec(
@@ -152,7 +163,7 @@ class McpServer:
     def tools(self) -> list[tuple[ToolSpec, Runner]]:
         """Every tool of the server as a spec and the runner that calls it."""
         return [
-            (mcp_tool_spec(self.name, tool), McpToolRunner(self, tool.name))
+            (mcp_tool_spec(self.name, tool), McpToolRunner(self, tool.name, tool.annotations))
             for tool in self.list_tools()
         ]
 
@@ -237,9 +248,46 @@ class McpToolRunner:
     """Calls one remote tool; ``structuredContent`` becomes the output when present,
     else ``{"text": ...}`` of the text blocks. ``isError`` fails the step."""
 
-    def __init__(self, server: McpServer, remote_name: str) -> None:
+    def __init__(
+        self,
+        server: McpServer,
+        remote_name: str,
+        annotations: mcp_types.ToolAnnotations | None = None,
+    ) -> None:
         self.server = server
         self.remote_name = remote_name
+        self.annotations = annotations
+
+    def preview(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> CallPreview:
+        """The server, the remote tool, its annotations as the server declared them and
+        how Forge reads them, and the arguments."""
+        hints = self.annotations
+        declared = (
+            "none"
+            if hints is None
+            else ", ".join(
+                f"{name}={value}"
+                for name, value in (
+                    ("readOnlyHint", hints.read_only_hint),
+                    ("destructiveHint", hints.destructive_hint),
+                    ("idempotentHint", hints.idempotent_hint),
+                    ("openWorldHint", hints.open_world_hint),
+                )
+                if value is not None
+            )
+            or "none"
+        )
+        text = "\n".join(
+            (
+                f"MCP server {self.server.name!r}, tool {self.remote_name!r}",
+                f"annotations: {declared}",
+                f"read as: side effect {tool.side_effect}, risk {tool.risk}, "
+                f"{'idempotent' if tool.idempotent else 'not idempotent'}",
+                "arguments:",
+                json_text(args),
+            )
+        )
+        return CallPreview("mcp", f"{tool.name} ({tool.side_effect})", text)
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         try:

@@ -5,6 +5,9 @@ The command starts a new session, so its whole group can be killed with one
 when the command exits (a step's background processes end with the step). Output is
 read from both pipes as it comes, so a chatty command never blocks on a full pipe;
 only the head of each stream is kept, and the total is counted to report truncation.
+An optional watchdog is asked every ``WATCH_EVERY_S`` while the command runs (between
+reads, in this same thread) and stops the whole group the first time it says so: the
+shell runner's disk quota.
 """
 
 from __future__ import annotations
@@ -15,11 +18,16 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from forge.runners.sandbox import Launch
 
-__all__ = ["Captured", "Completed", "run_process_group"]
+__all__ = ["WATCH_EVERY_S", "Captured", "Completed", "run_process_group"]
+
+# How often the watchdog is asked; it decides itself how much each answer costs.
+WATCH_EVERY_S = 0.05
 
 # After the command exits and its group is killed, how long a pipe may stay open (held
 # by a process that left the group) before we stop waiting for the rest of its output.
@@ -46,19 +54,31 @@ class Captured:
 
 @dataclass(frozen=True)
 class Completed:
-    """``exit_code`` is None when the deadline killed the command; a death by signal N
-    is reported as ``128 + N``, as shells do."""
+    """``exit_code`` is None when the deadline or the watchdog killed the command
+    (``timed_out``, ``stopped``); a death by signal N is reported as ``128 + N``, as
+    shells do."""
 
     exit_code: int | None
     stdout: Captured
     stderr: Captured
     timed_out: bool
     notes: tuple[str, ...] = ()
+    stopped: bool = False
 
 
-def run_process_group(launch: Launch, *, timeout_s: float, max_output_bytes: int) -> Completed:
-    """Run ``launch`` to completion or to ``timeout_s``; raises ``OSError`` if it cannot
-    be started (``FileNotFoundError`` for an unknown program)."""
+_End = Literal["exited", "deadline", "stopped"]
+
+
+def run_process_group(
+    launch: Launch,
+    *,
+    timeout_s: float,
+    max_output_bytes: int,
+    watchdog: Callable[[], bool] | None = None,
+) -> Completed:
+    """Run ``launch`` to completion, to ``timeout_s`` or until ``watchdog()`` is true;
+    raises ``OSError`` if it cannot be started (``FileNotFoundError`` for an unknown
+    program)."""
     process = subprocess.Popen(
         launch.argv,
         stdin=subprocess.DEVNULL,
@@ -83,12 +103,18 @@ def run_process_group(launch: Launch, *, timeout_s: float, max_output_bytes: int
         selector.register(fd, selectors.EVENT_READ)
     notes: list[str] = []
     try:
-        exited = _pump(selector, streams, time.monotonic() + timeout_s, until_readable=pidfd)
+        end = _pump(
+            selector,
+            streams,
+            time.monotonic() + timeout_s,
+            until_readable=pidfd,
+            watchdog=watchdog,
+        )
         selector.unregister(pidfd)
         # Kill before reaping: until the leader is waited for, its pid (the group id)
         # cannot be reused, so the signal reaches this group and nothing else.
         _kill_group(process)
-        if not _pump(selector, streams, time.monotonic() + _DRAIN_GRACE_S):
+        if _pump(selector, streams, time.monotonic() + _DRAIN_GRACE_S) != "exited":
             notes.append("a process that left the group kept the output open")
     finally:
         selector.close()
@@ -99,7 +125,14 @@ def run_process_group(launch: Launch, *, timeout_s: float, max_output_bytes: int
         process.stderr.close()
     stdout, stderr = streams.values()
     exit_code = 128 - returncode if returncode < 0 else returncode
-    return Completed(exit_code if exited else None, stdout, stderr, not exited, tuple(notes))
+    return Completed(
+        exit_code if end == "exited" else None,
+        stdout,
+        stderr,
+        timed_out=end == "deadline",
+        notes=tuple(notes),
+        stopped=end == "stopped",
+    )
 
 
 def _pump(
@@ -107,21 +140,31 @@ def _pump(
     streams: dict[int, Captured],
     deadline: float,
     until_readable: int | None = None,
-) -> bool:
+    watchdog: Callable[[], bool] | None = None,
+) -> _End:
     """Read the pipes into ``streams`` until ``until_readable`` is readable (or, without
-    it, until every pipe is closed): True, or False when ``deadline`` came first."""
+    it, until every pipe is closed): ``"exited"``; ``"deadline"`` when ``deadline`` came
+    first, ``"stopped"`` when ``watchdog`` said so first."""
+    next_watch = time.monotonic() + WATCH_EVERY_S
     while until_readable is not None or selector.get_map():
-        remaining = deadline - time.monotonic()
+        now = time.monotonic()
+        if watchdog is not None and now >= next_watch:
+            if watchdog():
+                return "stopped"
+            now = time.monotonic()  # the watchdog may have taken a while
+            next_watch = now + WATCH_EVERY_S
+        remaining = deadline - now
         if remaining <= 0:
-            return False
-        for key, _ in selector.select(remaining):
+            return "deadline"
+        wait = min(remaining, next_watch - now) if watchdog is not None else remaining
+        for key, _ in selector.select(wait):
             if key.fd == until_readable:
-                return True
+                return "exited"
             if chunk := os.read(key.fd, _CHUNK):
                 streams[key.fd].add(chunk)
             else:
                 selector.unregister(key.fd)
-    return True
+    return "exited"
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

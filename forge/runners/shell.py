@@ -1,20 +1,32 @@
 """The ``shell`` runner: an argv list (never a shell string) run in the run's workspace.
 
-The command runs confined by a ``Sandbox`` (bubblewrap when available, rlimits and
-an unprivileged uid always), with an environment built from an allow list so the
-worker's secrets never reach it, until ``min(context.timeout_s, args.timeout_s)``.
-stdout and stderr are capped and kept as artifacts; a non-zero exit fails the step.
+The command runs confined by a ``Sandbox`` (bubblewrap unless the deployment opted in to
+rlimits only; rlimits and an unprivileged uid always), with an environment built from an
+allow list so the worker's secrets never reach it, until ``min(context.timeout_s,
+args.timeout_s)``. stdout and stderr are capped and kept as artifacts; a non-zero exit
+fails the step. Without a working bubblewrap the step fails with
+``sandbox_unavailable`` and nothing runs. Each step gets its own temporary directory
+(deleted after it) and a disk quota over that directory and its workspace's growth
+together (``forge.runners.quota``): a watchdog asks it every ``WATCH_EVERY_S``, it is
+measured once more after the exit, and a step over it fails with
+``disk_quota_exceeded``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from forge.runners.base import Artifact, RunContext, RunnerOutcome
-from forge.runners.errors import InvalidArguments, RunnerError
+from forge.runners.errors import InvalidArguments, RunnerError, SandboxUnavailable
+from forge.runners.preview import CallPreview
 from forge.runners.process import Captured, Completed, run_process_group
+from forge.runners.quota import DiskQuota
 from forge.runners.sandbox import Sandbox
 from forge.runners.workspace import Workspace
 from forge.tools.spec import ToolSpec
@@ -28,24 +40,74 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ShellRunner:
-    def __init__(self, sandbox: Sandbox | None = None, *, max_output_bytes: int = 1 << 20):
+    """Runs ``shell`` steps in ``sandbox``. Each step's temporary directory is made under
+    ``scratch_root`` (default: the worker's temporary directory)."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        *,
+        max_output_bytes: int = 1 << 20,
+        scratch_root: Path | None = None,
+    ):
         self.sandbox = sandbox or Sandbox()
         self.max_output_bytes = max_output_bytes
+        self.scratch_root = scratch_root
+
+    def preview(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> CallPreview:
+        """What will run and where: argv, the environment's names (values may be
+        secrets), the workspace and the isolation."""
+        argv = _argv(args.get("argv"))
+        names = sorted({*BASE_ENV, *_extra_env(args.get("env") or {}), "HOME"})
+        timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))
+        text = "\n".join(
+            (
+                f"argv: {json.dumps(list(argv), ensure_ascii=False)}",
+                f"env: {', '.join(names)}",
+                f"workspace: {context.workspace}",
+                f"isolation: {self.sandbox.isolation}",
+                f"timeout: {timeout_s:g} s",
+            )
+        )
+        return CallPreview("shell", shlex.join(argv)[:200], text)
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
-        isolation = self.sandbox.isolation
         try:
             argv = _argv(args.get("argv"))
             env = {**BASE_ENV, **_extra_env(args.get("env") or {})}
-            launch = self.sandbox.launch(argv, env, Workspace(context.workspace).root)
+            workspace = Workspace(context.workspace).root
+        except RunnerError as error:
+            return RunnerOutcome.failure(str(error), error.code, isolation=self.sandbox.isolation)
+        timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))
+        # Made and deleted by the worker; cleanup errors are ignored so that what a
+        # command left behind can never fail the step after the fact.
+        with tempfile.TemporaryDirectory(
+            prefix="forge-step-", dir=self.scratch_root, ignore_cleanup_errors=True
+        ) as scratch:
+            return self._run(argv, env, workspace, Path(scratch), timeout_s)
+
+    def _run(
+        self,
+        argv: tuple[str, ...],
+        env: dict[str, str],
+        workspace: Path,
+        scratch: Path,
+        timeout_s: float,
+    ) -> RunnerOutcome:
+        isolation = self.sandbox.isolation
+        try:
+            launch = self.sandbox.launch(argv, env, workspace, scratch)
+            quota = DiskQuota(self.sandbox.limits.disk_bytes, workspace, scratch)
+        except SandboxUnavailable as error:
+            return RunnerOutcome.failure(str(error), error.code, isolation="none")
         except RunnerError as error:
             return RunnerOutcome.failure(str(error), error.code, isolation=isolation)
-        timeout_s = min(context.timeout_s, float(args.get("timeout_s") or context.timeout_s))
         try:
             completed = run_process_group(
                 launch,
                 timeout_s=timeout_s,
                 max_output_bytes=self.max_output_bytes,
+                watchdog=quota.watch,
             )
         except OSError as exc:  # only without bubblewrap: under it, env reports a bad argv[0]
             exit_code = 127 if isinstance(exc, FileNotFoundError) else 126
@@ -58,7 +120,10 @@ class ShellRunner:
                 isolation=isolation,
                 notes=self.sandbox.notes,
             )
-        failure, code = _verdict(completed, timeout_s)
+        # The last look: what was written since the watchdog's, or by a command that
+        # finished before its first.
+        quota.exceeded()
+        failure, code = _verdict(completed, timeout_s, quota)
         return RunnerOutcome(
             ok=code is None,
             output={
@@ -82,8 +147,12 @@ class ShellRunner:
         )
 
 
-def _verdict(completed: Completed, timeout_s: float) -> tuple[str | None, str | None]:
+def _verdict(
+    completed: Completed, timeout_s: float, quota: DiskQuota
+) -> tuple[str | None, str | None]:
     """The error message and code of a finished command, or ``(None, None)``."""
+    if quota.verdict:
+        return quota.verdict, "disk_quota_exceeded"
     if completed.timed_out:
         return f"killed after the {timeout_s:g}s timeout", "timeout"
     if completed.exit_code != 0:

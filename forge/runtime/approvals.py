@@ -1,6 +1,13 @@
 """Approval tokens: proof that a person approved one step of one run with exactly these
-arguments. The token is an HMAC over run id, step id, arguments' hash and approver, so
-it cannot be forged without the key or moved to other arguments."""
+arguments and this preview. The token is an HMAC over run id, step id, the arguments'
+hash, the preview's hash and the approver, so it cannot be forged without the key, moved
+to other arguments, or kept when what the call will do changed (a file edited since its
+diff was shown).
+
+``ApprovalSigner`` also signs plan-version approvals for ``forge.runtime.gate``; each
+kind of message starts with its own label, so a signature of one kind never verifies as
+the other.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ class ApprovalToken:
     args_hash: str
     approver: str
     signature: str
+    preview_hash: str = ""
 
 
 class ApprovalSigner:
@@ -32,18 +40,30 @@ class ApprovalSigner:
             raise ValueError("an approval key needs at least 16 bytes")
         self._key = key
 
-    def _sign(self, run_id: str, step_id: str, args_hash: str, approver: str) -> str:
-        message = "\x1f".join((run_id, step_id, args_hash, approver)).encode()
+    def sign(self, label: str, *fields: str) -> str:
+        """The HMAC of ``fields`` under ``label`` (one label per kind of approval)."""
+        message = "\x1f".join((label, *fields)).encode()
         return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
-    def issue(self, run_id: str, step_id: str, args_hash: str, approver: str) -> ApprovalToken:
-        signature = self._sign(run_id, step_id, args_hash, approver)
-        return ApprovalToken(run_id, step_id, args_hash, approver, signature)
+    def matches(self, signature: str, label: str, *fields: str) -> bool:
+        return hmac.compare_digest(self.sign(label, *fields), signature)
+
+    def issue(
+        self, run_id: str, step_id: str, args_hash: str, approver: str, preview_hash: str = ""
+    ) -> ApprovalToken:
+        signature = self.sign("step", run_id, step_id, args_hash, preview_hash, approver)
+        return ApprovalToken(run_id, step_id, args_hash, approver, signature, preview_hash)
 
     def verify(
-        self, token: ApprovalToken | None, run_id: str, step_id: str, args_hash: str
+        self,
+        token: ApprovalToken | None,
+        run_id: str,
+        step_id: str,
+        args_hash: str,
+        preview_hash: str | None = None,
     ) -> None:
-        """Raise ``ApprovalRefused`` unless ``token`` approves exactly this call."""
+        """Raise ``ApprovalRefused`` unless ``token`` approves exactly this call; with
+        ``preview_hash``, also exactly what the call will now do (``preview_changed``)."""
         if token is None:
             raise ApprovalRefused(f"step {step_id!r} needs an approval token")
         if (token.run_id, token.step_id) != (run_id, step_id):
@@ -55,8 +75,21 @@ class ApprovalSigner:
                 f"step {step_id!r} was approved with other arguments; approve these again",
                 code="approval_mismatch",
             )
-        expected = self._sign(run_id, step_id, args_hash, token.approver)
-        if not hmac.compare_digest(expected, token.signature):
+        if not self.matches(
+            token.signature,
+            "step",
+            run_id,
+            step_id,
+            args_hash,
+            token.preview_hash,
+            token.approver,
+        ):
             raise ApprovalRefused(
                 "the approval token's signature is invalid", code="approval_invalid"
+            )
+        if preview_hash is not None and token.preview_hash != preview_hash:
+            raise ApprovalRefused(
+                f"what step {step_id!r} will do changed since it was approved (its preview "
+                "differs now); approve the new preview",
+                code="preview_changed",
             )

@@ -53,7 +53,9 @@ class RunEvent:
     step_status: str | None = None
     blocked_reason: str = ""
     facts: Any = None
-    artifacts: tuple[str, ...] = ()
+    # What the step's attempt left for review (forge.runtime.results.artifact_refs):
+    # logs, diffs, previews, each named with the execution record that keeps it.
+    artifacts: tuple[Any, ...] = ()
     tool_name: str = ""
     tool_args_hash: str = ""
     permission_scope: str = ""

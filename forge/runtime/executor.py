@@ -1,11 +1,14 @@
 """The ToolExecutor: the single entry for side effects.
 
 It accepts only a ``ToolBinding`` from a compiled graph, never a planner's function,
-and does, in this order: argument schema validation, the policy check, the approval
-token, the timeout, the runner call, ``ToolResult`` normalisation, and an
-``ExecutionRecord`` for the store. Refusals happen before the runner is touched and are
-recorded too, so every attempt leaves a trace. Registry, policy, record store and
-runners are injected; nothing here knows about MCP, HTTP or Django.
+and does, in this order: argument schema validation, the policy check, the preview of a
+call that writes or needs approval, the approval token (bound to the arguments and to
+that preview: a call whose preview changed since it was approved is refused with
+``preview_changed``), the timeout, the runner call, ``ToolResult`` normalisation, and an
+``ExecutionRecord`` for the store (the preview is one of its artifacts). Refusals
+happen before the runner is touched and are recorded too, so every attempt leaves a
+trace. Registry, policy, record store and runners are injected; nothing here knows
+about MCP, HTTP or Django.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ from typing import Any
 from forge.compiler import ToolBinding
 from forge.errors import ForgeError
 from forge.runners.base import RunContext, Runner, RunnerOutcome
+from forge.runners.errors import RunnerError
+from forge.runners.preview import CallPreview, arguments_preview
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
 from forge.runtime.records import ExecutionRecord, ExecutionRecordStore
-from forge.runtime.results import ToolResult
-from forge.tools import PolicyEngine, ToolRegistry
+from forge.runtime.results import ToolResult, artifact_refs
+from forge.tools import WRITE_CLASSES, PolicyEngine, ToolRegistry
 
 __all__ = ["ToolExecutor"]
 
@@ -62,10 +67,11 @@ class ToolExecutor:
             raise TypeError("the ToolExecutor runs only ToolBindings from a compiled graph")
         self.calls += 1
         started = self.clock()
+        preview: CallPreview | None = None
         try:
-            approved = self._admit(binding, context, token, plan_approval_scopes)
+            approved, preview = self._admit(binding, context, token, plan_approval_scopes)
         except ForgeError as refusal:
-            return self._refused(binding, context, refusal, started)
+            return self._refused(binding, context, refusal, started, preview)
         context = RunContext(
             run_id=context.run_id,
             step_id=context.step_id,
@@ -77,6 +83,7 @@ class ToolExecutor:
         )
         outcome = self._call(binding, context)
         latency_ms = (self.clock() - started) * 1000
+        artifacts = outcome.artifacts if preview is None else (preview.artifact, *outcome.artifacts)
         record = _record(
             binding,
             context,
@@ -85,7 +92,7 @@ class ToolExecutor:
             error_code=outcome.error_code or "",
             exit_code=outcome.exit_code,
             isolation=outcome.isolation,
-            artifacts=outcome.artifacts,
+            artifacts=artifacts,
             notes=outcome.notes,
             latency_ms=latency_ms,
             tokens=outcome.tokens,
@@ -101,7 +108,23 @@ class ToolExecutor:
             cost=outcome.cost,
             latency_ms=latency_ms,
             record_id=record.id,
+            artifacts=artifact_refs(record.id, artifacts),
         )
+
+    def preview(self, binding: ToolBinding, context: RunContext) -> CallPreview:
+        """What the call would do, as its runner previews it (its tool and arguments when
+        the runner has no preview). Never raises: a call that cannot be previewed (a path
+        outside the workspace, say) gets an ``error`` preview saying why."""
+        runner = self.runners.get(binding.tool.name)
+        make = getattr(runner, "preview", None)
+        if make is None:
+            return arguments_preview(binding.tool.name, binding.args)
+        try:
+            preview: CallPreview = make(binding.tool, binding.args, context)
+        except Exception as exc:  # RunnerError, or a runner bug: either way, say so
+            message = str(exc) if isinstance(exc, RunnerError) else f"{type(exc).__name__}: {exc}"
+            return CallPreview("error", f"cannot preview: {message}", message)
+        return preview
 
     def _admit(
         self,
@@ -109,26 +132,35 @@ class ToolExecutor:
         context: RunContext,
         token: ApprovalToken | None,
         plan_approval_scopes: Iterable[str],
-    ) -> bool:
-        """Schema, policy and approval, in that order; True when an approval was checked."""
+    ) -> tuple[bool, CallPreview | None]:
+        """Schema, policy, preview and approval, in that order: whether an approval was
+        checked, and the call's preview (``None`` for a call that neither writes nor
+        needs approval)."""
         tool = self.registry.get(binding.tool.name)
         if tool != binding.tool:
             raise ForgeError(
                 f"tool {tool.name!r} changed since the plan was compiled", code="stale_binding"
             )
         self.registry.validate_args(tool.name, binding.args)
-        decision = self.policy.decide(tool, plan_approval_scopes)
+        decision = self.policy.decide(tool, plan_approval_scopes, binding.side_effect)
         if not decision.allowed:
             raise ForgeError(decision.reason, code="unauthorized_tool")
-        if not (binding.approval_reasons or decision.requires_approval):
-            return False
+        needs_approval = bool(binding.approval_reasons or decision.requires_approval)
+        preview = None
+        if needs_approval or binding.side_effect in WRITE_CLASSES:
+            preview = self.preview(binding, context)
+        if not needs_approval:
+            return False, preview
         if self.approvals is None:
             raise ForgeError(
                 f"step {context.step_id!r} needs approval and no approval signer is configured",
                 code="approval_required",
             )
-        self.approvals.verify(token, context.run_id, context.step_id, binding.args_hash)
-        return True
+        assert preview is not None
+        self.approvals.verify(
+            token, context.run_id, context.step_id, binding.args_hash, preview.hash
+        )
+        return True, preview
 
     def _call(self, binding: ToolBinding, context: RunContext) -> RunnerOutcome:
         runner = self.runners.get(binding.tool.name)
@@ -163,9 +195,15 @@ class ToolExecutor:
         )
 
     def _refused(
-        self, binding: ToolBinding, context: RunContext, refusal: ForgeError, started: float
+        self,
+        binding: ToolBinding,
+        context: RunContext,
+        refusal: ForgeError,
+        started: float,
+        preview: CallPreview | None,
     ) -> ToolResult:
         latency_ms = (self.clock() - started) * 1000
+        artifacts = () if preview is None else (preview.artifact,)
         record = _record(
             binding,
             context,
@@ -173,6 +211,7 @@ class ToolExecutor:
             error=refusal.message,
             error_code=refusal.code,
             latency_ms=latency_ms,
+            artifacts=artifacts,
         )
         self.records.save(record)
         return ToolResult(
@@ -181,6 +220,7 @@ class ToolExecutor:
             error_code=refusal.code,
             latency_ms=latency_ms,
             record_id=record.id,
+            artifacts=artifact_refs(record.id, artifacts),
         )
 
 

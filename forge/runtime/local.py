@@ -1,12 +1,18 @@
-"""A run in this process: the same compiler, scheduler and ToolExecutor the workers use,
-driven step by step, for ``forge run`` and for tests.
+"""A run in this process: the same compiler, gate, scheduler and ToolExecutor the workers
+use, driven step by step, for ``forge run`` and for tests.
 
-Steps run one at a time in topological order. An agent step goes to the ``agent`` (an
-``AgentPort``) with its dependencies' outputs and its ``agent_grant``. When the run needs
-a replan and a planner is given, the planner's proposal is compiled (with the side
-effects already performed) and the run resumes on it: preserved steps keep their results
-and never run again. A planner that fails (out of versions, model unreachable, invalid
-output) leaves the run in ``needs_replan`` with the reason in ``stop_reason``.
+Steps run one at a time in topological order. Nothing runs before the version passes
+the approval gate, as on the web: ``approver`` approves it in a person's name (never
+the ``author``'s), and without one the run stops before it starts, waiting for a
+person. When the run needs a replan and a planner is given, the planner's proposal is
+compiled (with the side effects already performed) and must pass the gate too: the
+deployment policy may continue a read-only replan that drops no constraint
+(``auto_approve_replans: read_only``); otherwise ``approver`` approves it, except plan
+drift, which keeps the run on its last approved version until ``accept_drift`` says a
+person accepts it. Steps waiting for approval are approved by ``approver`` with their
+preview. Every approval is reported to ``on_approval``, so whoever runs this sees what
+was approved in their name. A planner that fails (out of versions, model unreachable,
+invalid output) leaves the run in ``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations
@@ -15,37 +21,56 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from forge.compiler import (
-    CompileResult,
-    Diagnostic,
-    ExecutableGraph,
-    GraphCompiler,
-    PerformedSideEffect,
-)
+from forge.compiler import CompileResult, Diagnostic, ExecutableGraph, GraphCompiler
 from forge.errors import ForgeError
 from forge.plan import PlanDocument
-from forge.planners import Observation, PlannerPort
+from forge.plan.drift import detect_drift
+from forge.planners import PlannerPort
 from forge.runners.base import RunContext
 from forge.runtime.agent_port import AgentPort, agent_grant
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
 from forge.runtime.events import RunEvent
 from forge.runtime.executor import ToolExecutor
+from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
+from forge.runtime.previews import step_previewer
+from forge.runtime.replans import performed_side_effects, replan_observation
 from forge.runtime.results import ToolResult
 from forge.runtime.scheduler import Scheduler, approval_hash
 from forge.runtime.state import RunState
+from forge.tools import WRITE_CLASSES
 
-__all__ = ["AgentPort", "LocalRun", "LocalRunResult"]
+__all__ = [
+    "AgentPort",
+    "ApprovalNotice",
+    "LocalRun",
+    "LocalRunResult",
+    "performed_side_effects",
+]
+
+
+@dataclass(frozen=True)
+class ApprovalNotice:
+    """An approval given in someone's name: what, by whom, and what it lets happen."""
+
+    kind: Literal["version", "step"]
+    approver: str
+    subject: str  # "version 2", "step publish"
+    details: str  # several lines: hashes, drift, side effects, the step's preview
 
 
 @dataclass(frozen=True)
 class LocalRunResult:
-    status: str  # a run status, or "not_compiled"
+    status: str  # a run status, "not_compiled", or "not_approved" (nothing started)
     diagnostics: tuple[Diagnostic, ...]
     state: RunState | None
     events: tuple[RunEvent, ...]
     versions: tuple[PlanDocument, ...]
     stop_reason: str = ""
+    # "version": a version waits for a person's approval (the run did not start, or a
+    # replan did not continue); "step": steps wait; "" otherwise.
+    waiting_for: str = ""
 
 
 @dataclass
@@ -55,23 +80,52 @@ class LocalRun:
     workspace: Path
     planner: PlannerPort | None = None
     agent: AgentPort | None = None
-    approver: str | None = None  # approves every waiting step in this name when set
-    signer: ApprovalSigner | None = None
+    approver: str | None = None  # approves versions and waiting steps in this name
+    author: str = "the plan's author"  # who wrote the first version
+    accept_drift: bool = False  # the approver also accepts replans that drop a constraint
+    signer: ApprovalSigner | None = None  # defaults to the executor's
     on_event: Callable[[RunEvent], None] | None = None
+    on_approval: Callable[[ApprovalNotice], None] | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    plan_id: str = "local"
     max_concurrency: int = 1  # one at a time: a failure stops everything after it
     _flushed: int = field(default=0, init=False, repr=False)
 
-    def run(self, document: PlanDocument) -> LocalRunResult:
+    def __post_init__(self) -> None:
+        signer = self.signer or self.executor.approvals
+        if signer is None:
+            raise ValueError("a local run needs an approval signer (the executor's, or its own)")
+        self.signer = signer
+        self.gate = ApprovalGate(signer)
+
+    def run(
+        self, document: PlanDocument, approval: VersionApproval | None = None
+    ) -> LocalRunResult:
+        """Run ``document`` as version 1, under ``approval`` when one was given before
+        (the gate still clears it), else under ``approver``'s."""
         compiled = self.compiler.compile(document)
         if compiled.graph is None:
             return LocalRunResult("not_compiled", compiled.diagnostics, None, (), (document,))
         versions = [document]
-        scheduler = Scheduler(compiled.graph, self.run_id, max_concurrency=self.max_concurrency)
+        cleared = self._first_approval(compiled.graph, approval)
+        if isinstance(cleared, str):
+            return LocalRunResult(
+                "not_approved", compiled.diagnostics, None, (), (document,), cleared, "version"
+            )
+        approval = cleared
+        authors = [approval.author]
+        scheduler = Scheduler(
+            compiled.graph,
+            self.run_id,
+            plan_id=self.plan_id,
+            max_concurrency=self.max_concurrency,
+            gate=self.gate,
+            previewer=step_previewer(self.executor, self.run_id, lambda: self.workspace),
+        )
         tokens: dict[str, ApprovalToken] = {}
-        scheduler.prepare()
+        scheduler.prepare(approval)
         self._flush(scheduler)
-        stop_reason = ""
+        stop_reason = waiting_for = ""
         while True:
             admitted = scheduler.get_ready()
             self._flush(scheduler)
@@ -83,16 +137,24 @@ class LocalRun:
                 continue
             status = scheduler.state.status
             if status == "awaiting_approval" and self.approver is not None:
-                self._approve_all(scheduler, tokens)
+                if self.approver == authors[-1]:
+                    stop_reason = (
+                        f"{self.approver} wrote version {len(versions)} and cannot approve its "
+                        "steps: another person must"
+                    )
+                    break
+                self._approve_steps(scheduler, tokens)
                 continue
             if status == "needs_replan" and self.planner is not None:
-                replanned = self._replan(scheduler, versions)
-                if isinstance(replanned, str):
-                    stop_reason = replanned
+                replanned = self._replan(scheduler, versions, authors)
+                if isinstance(replanned, tuple):
+                    stop_reason, waiting_for = replanned
                     break
                 compiled = replanned
                 continue
             break
+        if scheduler.state.status == "awaiting_approval" and not waiting_for:
+            waiting_for = "step"
         return LocalRunResult(
             scheduler.state.status,
             compiled.diagnostics,
@@ -100,7 +162,102 @@ class LocalRun:
             tuple(scheduler.events),
             tuple(versions),
             stop_reason,
+            waiting_for,
         )
+
+    # -- the gate ---------------------------------------------------------------------
+
+    def _first_approval(
+        self, graph: ExecutableGraph, given: VersionApproval | None
+    ) -> VersionApproval | str:
+        if given is None:
+            return self._approve_version(graph, 1, self.author, parent=None)
+        try:
+            return self.gate.clear(graph, given, plan_id=self.plan_id, version=1)
+        except GateRefused as refused:
+            return str(refused)
+
+    def _approve_version(
+        self, graph: ExecutableGraph, number: int, author: str, parent: ExecutableGraph | None
+    ) -> VersionApproval | str:
+        """The approval version ``number`` runs under, or why there is none (a person
+        must decide)."""
+        drift = () if parent is None else detect_drift(parent.document, graph.document)
+        if drift and not (self.approver and self.accept_drift):
+            return (
+                f"plan drift: version {number} " + "; ".join(drift) + f". The run stays on "
+                f"version {number - 1}, the last approved one, until a person approves "
+                f"version {number} (--approve-as NAME --accept-drift)"
+            )
+        if parent is not None and not drift:
+            try:
+                approval = self.gate.approve_by_policy(
+                    self.compiler.policy.policy,
+                    parent,
+                    graph,
+                    plan_id=self.plan_id,
+                    version=number,
+                    author=author,
+                )
+            except GateRefused as refused:
+                if self.approver is None:
+                    return f"{refused} (--approve-as NAME)"
+            else:
+                self._notify("version", approval.approver, f"version {number}", graph, drift)
+                return approval
+        if self.approver is None:
+            return f"version {number} is not approved: a person must approve it (--approve-as NAME)"
+        try:
+            approval = self.gate.approve(
+                plan_id=self.plan_id,
+                version=number,
+                content_hash=graph.content_hash,
+                author=author,
+                approver=self.approver,
+            )
+        except GateRefused as refused:
+            return str(refused)
+        self._notify("version", self.approver, f"version {number}", graph, drift)
+        return approval
+
+    def _notify(
+        self,
+        kind: Literal["version", "step"],
+        approver: str,
+        subject: str,
+        graph: ExecutableGraph,
+        drift: tuple[str, ...],
+    ) -> None:
+        if self.on_approval is None:
+            return
+        lines = [f"content sha256:{graph.content_hash}", f"{len(graph.order)} step(s)"]
+        lines += [f"drift accepted: {item}" for item in drift]
+        for step_id in graph.order:
+            node = graph.nodes[step_id]
+            if node.binding is not None and node.binding.side_effect in WRITE_CLASSES:
+                lines.append(f"{step_id}: {node.binding.tool.name} ({node.binding.side_effect})")
+            if node.approval_reasons:
+                lines.append(
+                    f"{step_id} will wait for approval: {'; '.join(node.approval_reasons)}"
+                )
+        self.on_approval(ApprovalNotice(kind, approver, subject, "\n".join(lines)))
+
+    def _approve_steps(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
+        assert self.approver is not None and self.signer is not None
+        for step_id in scheduler.state.with_status("awaiting_approval"):
+            node = scheduler.graph.nodes[step_id]
+            args_hash = approval_hash(node)
+            preview_hash = scheduler.state.steps[step_id].preview_hash
+            tokens[step_id] = self.signer.issue(
+                self.run_id, step_id, args_hash, self.approver, preview_hash
+            )
+            scheduler.approve(step_id, self.approver, args_hash, preview_hash)
+            if self.on_approval is not None:
+                preview = _awaiting_preview(scheduler, step_id)
+                self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", preview))
+            self._flush(scheduler)
+
+    # -- running and replanning ---------------------------------------------------------
 
     def _execute(
         self, scheduler: Scheduler, step_id: str, token: ApprovalToken | None
@@ -130,42 +287,30 @@ class LocalRun:
         grant = agent_grant(scheduler.graph, scheduler.state, step_id, token)
         return self.agent.run_step(node, context, inputs, grant)
 
-    def _approve_all(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
-        assert self.approver is not None
-        for step_id in scheduler.state.with_status("awaiting_approval"):
-            args_hash = approval_hash(scheduler.graph.nodes[step_id])
-            if self.signer is not None:
-                tokens[step_id] = self.signer.issue(self.run_id, step_id, args_hash, self.approver)
-            scheduler.approve(step_id, self.approver, args_hash)
-            self._flush(scheduler)
-
-    def _replan(self, scheduler: Scheduler, versions: list[PlanDocument]) -> CompileResult | str:
+    def _replan(
+        self, scheduler: Scheduler, versions: list[PlanDocument], authors: list[str]
+    ) -> CompileResult | tuple[str, str]:
+        """The next version, compiled and resumed on; or why the run stops (and whether
+        it waits for a person's approval of a version)."""
         assert self.planner is not None
-        state, graph = scheduler.state, scheduler.graph
-        failed = state.failed_step
-        failed_state = state.steps.get(failed) if failed else None
-        observation = Observation(
-            current=graph.document,
-            current_version=state.plan_version,
-            failed_step=failed,
-            error=failed_state.error if failed_state else "",
-            verdict=failed_state.verdict if failed_state else None,
-            completed={
-                sid: step.output for sid, step in state.steps.items() if step.status == "succeeded"
-            },
-            performed_side_effects=performed_side_effects(graph, state),
-        )
+        observation = replan_observation(scheduler.graph, scheduler.state)
         try:
-            proposal = self.planner.plan(graph.document.goal, observation)
+            proposal = self.planner.plan(scheduler.graph.document.goal, observation)
         except ForgeError as exc:  # exhausted, unreachable model, invalid plan output
-            return f"{exc} [{exc.code}]"
+            return f"{exc} [{exc.code}]", ""
         compiled = self.compiler.compile(proposal.document, observation.performed_side_effects)
         if compiled.graph is None:
             errors = "; ".join(d.message for d in compiled.diagnostics if d.severity == "error")
-            return f"the replanned version does not compile: {errors}"
+            return f"the replanned version does not compile: {errors}", ""
         versions.append(proposal.document)
-        actor = getattr(self.planner, "name", "planner")
-        scheduler.resume(compiled.graph, len(versions), actor)
+        author = getattr(self.planner, "name", "planner")
+        authors.append(author)
+        approval = self._approve_version(
+            compiled.graph, len(versions), author, parent=scheduler.graph
+        )
+        if isinstance(approval, str):
+            return approval, "version"
+        scheduler.resume(compiled.graph, len(versions), author, approval)
         self._flush(scheduler)
         return compiled
 
@@ -177,15 +322,10 @@ class LocalRun:
         self._flushed = len(scheduler.events)
 
 
-def performed_side_effects(
-    graph: ExecutableGraph, state: RunState
-) -> tuple[PerformedSideEffect, ...]:
-    """Non-repeatable calls that succeeded: a replan must not silently do them again."""
-    return tuple(
-        PerformedSideEffect(node.binding.tool.name, step_id, node.binding.args_hash)
-        for step_id, node in graph.nodes.items()
-        if node.binding is not None
-        and not node.binding.repeatable
-        and state.steps.get(step_id) is not None
-        and state.steps[step_id].status in ("succeeded", "needs_reconciliation")
-    )
+def _awaiting_preview(scheduler: Scheduler, step_id: str) -> str:
+    """The preview text the step's latest waiting event showed."""
+    for event in reversed(scheduler.events):
+        if event.step_id == step_id and event.event_type == "step_awaiting_approval":
+            preview = event.facts.get("preview") if isinstance(event.facts, dict) else None
+            return str(preview.get("text", "")) if isinstance(preview, dict) else ""
+    return ""

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ToolResult"]
+from forge.runners.base import Artifact
+
+__all__ = ["ToolResult", "artifact_refs"]
+
+
+def artifact_refs(record_id: str, artifacts: Iterable[Artifact]) -> tuple[dict[str, Any], ...]:
+    """How events name the artifacts an execution record keeps (logs, diffs, previews):
+    enough to list and fetch them, never their content."""
+    return tuple(
+        {
+            "name": a.name,
+            "media_type": a.media_type,
+            "size": len(a.content),
+            "truncated": a.truncated,
+            "record": record_id,
+        }
+        for a in artifacts
+    )
 
 
 @dataclass(frozen=True)
@@ -19,6 +37,8 @@ class ToolResult:
     latency_ms: float = 0.0
     model: str = ""
     record_id: str = ""
+    # The artifacts of the call (``artifact_refs``); an agent step's are its calls'.
+    artifacts: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def succeeded(self) -> bool:

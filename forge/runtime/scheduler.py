@@ -7,6 +7,13 @@ people-facing moves (approve, reject, cancel, resume, reconcile) and a lost work
 with ``apply_event``, so ``state`` is always the fold of ``events``, and a scheduler
 built over a rebuilt state continues exactly where the stored one stopped. It never runs
 a tool: the caller executes admitted steps through the ToolExecutor.
+
+The approval gate (``forge.runtime.gate``) is part of admission: ``prepare`` and
+``resume`` take the version's approval and refuse one the gate does not clear, the
+event records it, and ``admit`` checks it again against the graph it is about to run,
+so no path can start a step of a version that is not approved as it stands. A step
+waiting for approval carries its preview (from the injected ``Previewer``) in its
+event; its approval binds the arguments' and the preview's hashes.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from forge.compiler import ExecutableGraph, ExecutableNode
 from forge.errors import ForgeError
 from forge.runtime.contracts import check_output, verdict_data
 from forge.runtime.events import EventType, RunEvent
+from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
+from forge.runtime.previews import Previewer
 from forge.runtime.results import ToolResult
 from forge.runtime.state import RunState, apply_event
 from forge.runtime.status import FINAL_RUN_STATUSES, StepStatus
@@ -55,12 +64,20 @@ class Scheduler:
         plan_version: int = 1,
         state: RunState | None = None,
         max_concurrency: int = 0,
+        gate: ApprovalGate | None = None,
+        previewer: Previewer | None = None,
     ) -> None:
         self.graph = graph
         self.plan_id = plan_id
         self.state = state or RunState.new(run_id, graph.order, plan_version=plan_version)
         self.max_concurrency = max_concurrency
+        # Without a gate nothing is admitted: the gate is not optional, only injected.
+        self.gate = gate
+        self.previewer = previewer
         self.events: list[RunEvent] = []
+        # The (graph, approval) pair the gate last cleared, so admission checks once per
+        # version rather than once per step.
+        self._cleared: tuple[ExecutableGraph, object] | None = None
         # Ready steps by topological position, kept as events make steps ready, so that
         # admission never sorts or scans the whole plan. Entries go stale when a step
         # leaves "ready" otherwise (cancel, resume); get_ready drops those as it meets them.
@@ -75,14 +92,20 @@ class Scheduler:
 
     # -- graphlib's shape -------------------------------------------------------------
 
-    def prepare(self) -> list[RunEvent]:
-        """Start the run: ``queued`` to ``running``, roots become ready (or wait)."""
+    def prepare(self, approval: VersionApproval | None) -> list[RunEvent]:
+        """Start the run: ``queued`` to ``running``, roots become ready (or wait).
+
+        Raises ``GateRefused`` (and writes nothing) unless the gate clears ``approval``
+        for this graph."""
         mark = len(self.events)
+        if self.state.status != "queued":
+            raise TransitionRefused(f"run is {self.state.status}, not queued")
+        cleared = self._clear(self.graph, approval, self.state.plan_version)
         self._run_transition(
             EventType.RUN_STARTED,
             "running",
             expect=("queued",),
-            facts={"steps": list(self.graph.order)},
+            facts={"steps": list(self.graph.order), "approval": cleared.to_data()},
         )
         self._advance(self.graph.order)
         return self.events[mark:]
@@ -113,6 +136,16 @@ class Scheduler:
             return False
         if self.max_concurrency and self.state.count("running") >= self.max_concurrency:
             return False
+        refusal = self._gate_refusal()
+        if refusal is not None:
+            code, message = refusal
+            self._run_transition(
+                EventType.RUN_FAILED,
+                "failed",
+                reason=f"the approval gate refused to start step {step_id!r}: {message} [{code}]",
+                facts={"gate": code},
+            )
+            return False
         estimate = self.graph.nodes[step_id].step.estimate
         tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
         if not self._budget().can_reserve(1, tokens, cost):
@@ -130,10 +163,21 @@ class Scheduler:
         mark = len(self.events)
         self._expect_step(step_id, "running")
         node = self.graph.nodes[step_id]
+        if result.error_code == "preview_changed":
+            # Refused before it ran: what it would do changed since it was approved, so
+            # a person looks at the new preview and decides again.
+            self._await_approval(node, reason=result.error, artifacts=result.artifacts)
+            self._settle_run_status()
+            return self.events[mark:]
         if not result.succeeded:
             if self._may_retry(node):
                 self._step(
-                    EventType.STEP_RETRIED, step_id, "ready", reason=result.error, usage=result
+                    EventType.STEP_RETRIED,
+                    step_id,
+                    "ready",
+                    reason=result.error,
+                    facts=result.output,
+                    usage=result,
                 )
             else:
                 self._step(
@@ -179,8 +223,11 @@ class Scheduler:
 
     # -- people and workers ----------------------------------------------------------
 
-    def approve(self, step_id: str, actor: str, args_hash: str) -> list[RunEvent]:
-        """An approval for exactly these arguments: the step may start."""
+    def approve(
+        self, step_id: str, actor: str, args_hash: str, preview_hash: str = ""
+    ) -> list[RunEvent]:
+        """An approval for exactly these arguments and this preview (the one the step's
+        waiting event showed): the step may start."""
         mark = len(self.events)
         self._expect_step(step_id, "awaiting_approval")
         expected = approval_hash(self.graph.nodes[step_id])
@@ -189,7 +236,20 @@ class Scheduler:
                 f"approval of step {step_id!r} was given for other arguments; approve again",
                 code="approval_mismatch",
             )
-        self._step(EventType.STEP_APPROVED, step_id, "ready", actor=actor, args_hash=expected)
+        if preview_hash != self.state.steps[step_id].preview_hash:
+            raise TransitionRefused(
+                f"approval of step {step_id!r} was given for another preview than the one it "
+                "shows now; look again and approve",
+                code="preview_changed",
+            )
+        self._step(
+            EventType.STEP_APPROVED,
+            step_id,
+            "ready",
+            actor=actor,
+            args_hash=expected,
+            facts={"preview_hash": preview_hash},
+        )
         self._settle_run_status()
         return self.events[mark:]
 
@@ -247,15 +307,23 @@ class Scheduler:
             self._needs_replan(step_id)
         return self.events[mark:]
 
-    def resume(self, graph: ExecutableGraph, plan_version: int, actor: str) -> list[RunEvent]:
+    def resume(
+        self,
+        graph: ExecutableGraph,
+        plan_version: int,
+        actor: str,
+        approval: VersionApproval | None,
+    ) -> list[RunEvent]:
         """Continue after ``needs_replan`` with a new version. Steps that succeeded, are
         unchanged and depend only on preserved steps keep their results and never run
-        again; everything else starts over."""
+        again; everything else starts over. Raises ``GateRefused`` (and writes nothing)
+        unless the gate clears ``approval`` for ``graph``, as ``prepare`` does."""
         mark = len(self.events)
         if self.state.status != "needs_replan":
             raise TransitionRefused(
                 f"only a run that needs a replan can resume, not {self.state.status}"
             )
+        cleared = self._clear(graph, approval, plan_version)
         preserved: list[str] = []
         kept: set[str] = set()
         for step_id in graph.order:
@@ -278,6 +346,7 @@ class Scheduler:
             "added": [sid for sid in graph.order if sid not in self.graph.nodes],
             "removed": [sid for sid in self.graph.order if sid not in graph.nodes],
             "from_version": self.state.plan_version,
+            "approval": cleared.to_data(),
         }
         self.graph = graph
         self._emit(
@@ -310,17 +379,51 @@ class Scheduler:
             if self._unmet_dependencies(step_id):
                 continue
             if node.approval_reasons and steps[step_id].approved_hash != approval_hash(node):
-                self._step(
-                    EventType.STEP_AWAITING_APPROVAL,
-                    step_id,
-                    "awaiting_approval",
-                    reason="; ".join(node.approval_reasons),
-                    args_hash=approval_hash(node),
-                )
+                self._await_approval(node, reason="; ".join(node.approval_reasons))
             else:
                 self._step(EventType.STEP_READY, step_id, "ready")
             steps = self.state.steps
         self._settle_run_status()
+
+    def _await_approval(
+        self, node: ExecutableNode, *, reason: str, artifacts: tuple[Any, ...] = ()
+    ) -> None:
+        preview = None if self.previewer is None else self.previewer(node)
+        self._step(
+            EventType.STEP_AWAITING_APPROVAL,
+            node.id,
+            "awaiting_approval",
+            reason=reason,
+            args_hash=approval_hash(node),
+            facts=None if preview is None else {"preview": preview.to_data()},
+            artifacts=artifacts,
+        )
+
+    def _clear(
+        self, graph: ExecutableGraph, approval: VersionApproval | None, version: int
+    ) -> VersionApproval:
+        if self.gate is None:
+            raise GateRefused("this scheduler has no approval gate", code="not_approved")
+        cleared = self.gate.clear(graph, approval, plan_id=self.plan_id, version=version)
+        self._cleared = (graph, cleared.to_data())
+        return cleared
+
+    def _gate_refusal(self) -> tuple[str, str] | None:
+        """Why the gate refuses the run's current graph under the approval its events
+        recorded, or ``None``; checked once per graph and approval."""
+        data = self.state.approval
+        cleared = self._cleared
+        if cleared is not None and cleared[0] is self.graph and cleared[1] == data:
+            return None
+        if self.gate is None:
+            return "not_approved", "this scheduler has no approval gate"
+        approval = None if data is None else VersionApproval.from_data(data)
+        refusal = self.gate.refusal(
+            self.graph, approval, plan_id=self.plan_id, version=self.state.plan_version
+        )
+        if refusal is None:
+            self._cleared = (self.graph, data)
+        return refusal
 
     def _settle_run_status(self) -> None:
         state = self.state
@@ -469,9 +572,11 @@ class Scheduler:
         tokens: int = 0,
         cost: float = 0.0,
         usage: ToolResult | None = None,
+        artifacts: tuple[Any, ...] = (),
     ) -> None:
-        """Write one step event; ``usage`` is the finished call whose tokens, cost, latency
-        and model the event reports (otherwise ``tokens`` and ``cost`` are a reservation).
+        """Write one step event; ``usage`` is the finished call whose tokens, cost, latency,
+        model and artifacts the event reports (otherwise ``tokens`` and ``cost`` are a
+        reservation).
 
         A finished call is charged what it reports using; a dimension it does not report
         (a shell command has no tokens, a built-in no cost) is charged at the step's
@@ -495,6 +600,7 @@ class Scheduler:
                 step_status=to,
                 blocked_reason=reason,
                 facts=facts,
+                artifacts=usage.artifacts if usage is not None else artifacts,
                 verdict=verdict,
                 actor=actor,
                 tool_name=binding.tool.name if binding else "",

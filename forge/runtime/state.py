@@ -33,8 +33,11 @@ class StepState:
     cost: float = 0.0
     approved_hash: str = ""  # the arguments' hash an approval was given for
     approved_by: str = ""
+    approved_preview: str = ""  # the preview's hash that approval was given for
+    preview_hash: str = ""  # the preview shown while the step waits for approval
     reserved_tokens: int = 0  # the estimate reserved at start, until the real use is known
     reserved_cost: float = 0.0
+    artifacts: tuple[Mapping[str, Any], ...] = ()  # of the attempt that settled it
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class RunState:
     preserved: tuple[str, ...] = ()
     last_seq: int = 0
     blocked_reason: str = ""
+    # The version approval the run executes under (forge.runtime.gate.VersionApproval's
+    # data), as the run_started or run_resumed event recorded it.
+    approval: Mapping[str, Any] | None = None
 
     @classmethod
     def new(cls, run_id: str, step_ids: Iterable[str], plan_version: int = 1) -> RunState:
@@ -92,6 +98,7 @@ def _moved(
 
 _SETTLES_USAGE = frozenset(
     {
+        EventType.STEP_AWAITING_APPROVAL,  # back from running when its preview changed
         EventType.STEP_SUCCEEDED,
         EventType.STEP_FAILED,
         EventType.STEP_INVALID,
@@ -172,22 +179,48 @@ def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
             output=event.facts,
             verdict=event.verdict,
             error=event.blocked_reason,
+            artifacts=event.artifacts,
         )
+    facts = event.facts if isinstance(event.facts, Mapping) else {}
     if kind == EventType.STEP_APPROVED:
         return replace(
-            step, status=status, approved_hash=event.tool_args_hash, approved_by=event.actor
+            step,
+            status=status,
+            approved_hash=event.tool_args_hash,
+            approved_by=event.actor,
+            approved_preview=str(facts.get("preview_hash", "")),
         )
+    if kind == EventType.STEP_AWAITING_APPROVAL:
+        # A new wait (first, or after the preview changed) voids any earlier approval.
+        preview = facts.get("preview")
+        return replace(
+            step,
+            status=status,
+            error=event.blocked_reason,
+            approved_hash="",
+            approved_by="",
+            approved_preview="",
+            preview_hash=str(preview.get("hash", "")) if isinstance(preview, Mapping) else "",
+        )
+    if kind == EventType.STEP_RETRIED:
+        return replace(step, status=status, error=event.blocked_reason, artifacts=event.artifacts)
     return replace(step, status=status, error=event.blocked_reason or step.error)
 
 
 def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
     facts = event.facts if isinstance(event.facts, Mapping) else {}
     if event.event_type == EventType.RUN_STARTED:
+        approval = facts.get("approval")
         # The first event names the steps, so a run rebuilds from its events alone.
         if "steps" in facts and not state.steps:
             steps = Map({sid: StepState() for sid in facts["steps"]})
-            return {"plan_version": event.plan_version, "steps": steps, "by_status": _index(steps)}
-        return {"plan_version": event.plan_version}
+            return {
+                "plan_version": event.plan_version,
+                "steps": steps,
+                "by_status": _index(steps),
+                "approval": approval,
+            }
+        return {"plan_version": event.plan_version, "approval": approval}
     if event.event_type == EventType.RUN_NEEDS_REPLAN:
         return {
             "failed_step": facts.get("failed_step"),
@@ -204,6 +237,7 @@ def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
         )
         return {
             "plan_version": event.plan_version,
+            "approval": facts.get("approval"),
             "replans": state.replans + 1,
             "steps": steps,
             "by_status": _index(steps),

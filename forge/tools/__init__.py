@@ -3,13 +3,23 @@
 from forge.tools.builtins import BUILTIN_TOOLS, builtin_registry
 from forge.tools.policy import DEFAULT_POLICY, Policy, PolicyDecision, PolicyEngine, PolicyError
 from forge.tools.registry import ArgumentsInvalid, ToolRegistry, UnknownTool
-from forge.tools.spec import RISKS, SIDE_EFFECTS, Risk, SideEffect, ToolSpec
+from forge.tools.spec import (
+    FORCED_APPROVAL,
+    RISKS,
+    SIDE_EFFECTS,
+    WRITE_CLASSES,
+    Risk,
+    SideEffect,
+    ToolSpec,
+)
 
 __all__ = [
     "BUILTIN_TOOLS",
     "DEFAULT_POLICY",
+    "FORCED_APPROVAL",
     "RISKS",
     "SIDE_EFFECTS",
+    "WRITE_CLASSES",
     "ArgumentsInvalid",
     "Policy",
     "PolicyDecision",

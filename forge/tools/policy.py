@@ -2,7 +2,11 @@
 which calls must wait for a person's approval.
 
 Deny by default: a tool is allowed only when its permission scope has an allow list
-naming it (or ``"*"``).
+naming it (or ``"*"``). A call waits for approval when the policy or the plan names its
+scope, when its tool is high risk (while ``approve_high_risk`` holds), and always when
+its side effect is one of ``FORCED_APPROVAL`` (external, delete, payment, production):
+no policy field can turn that off. ``auto_approve_replans`` says whether a replan may
+continue a run without a person (``forge.runtime.gate`` applies it).
 """
 
 from __future__ import annotations
@@ -15,9 +19,20 @@ from pathlib import Path
 import yaml
 
 from forge.errors import ForgeError
-from forge.tools.spec import ToolSpec
+from forge.tools.spec import FORCED_APPROVAL, SideEffect, ToolSpec
 
-__all__ = ["DEFAULT_POLICY", "Policy", "PolicyDecision", "PolicyEngine", "PolicyError"]
+__all__ = [
+    "AUTO_APPROVE_REPLANS",
+    "DEFAULT_POLICY",
+    "Policy",
+    "PolicyDecision",
+    "PolicyEngine",
+    "PolicyError",
+]
+
+# "never": every replanned version waits for a person; "read_only": a replan that drops
+# no constraint and whose added or changed steps only read may continue (SPEC section 5).
+AUTO_APPROVE_REPLANS = ("never", "read_only")
 
 
 class PolicyError(ForgeError, ValueError):
@@ -33,12 +48,15 @@ class Policy:
     allow: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     require_approval: tuple[str, ...] = ()
     approve_high_risk: bool = True
+    auto_approve_replans: str = "never"
 
     @classmethod
     def from_data(cls, data: object) -> Policy:
         if not isinstance(data, Mapping):
             raise PolicyError("a policy must be an object with 'allow' and 'require_approval'")
-        unknown = set(data) - {"allow", "require_approval", "approve_high_risk"}
+        unknown = set(data) - {
+            "allow", "require_approval", "approve_high_risk", "auto_approve_replans",
+        }  # fmt: skip
         if unknown:
             raise PolicyError(f"unknown policy field(s): {', '.join(sorted(map(str, unknown)))}")
         allow = data.get("allow") or {}
@@ -50,10 +68,17 @@ class Policy:
         require = data.get("require_approval") or []
         if not isinstance(require, list | tuple) or not all(isinstance(s, str) for s in require):
             raise PolicyError("policy 'require_approval' must be a list of scopes")
+        auto = data.get("auto_approve_replans", "never")
+        if auto not in AUTO_APPROVE_REPLANS:
+            raise PolicyError(
+                "policy 'auto_approve_replans' must be one of "
+                f"{', '.join(AUTO_APPROVE_REPLANS)}, not {auto!r}"
+            )
         return cls(
             allow={str(scope): tuple(names) for scope, names in allow.items()},
             require_approval=tuple(require),
             approve_high_risk=bool(data.get("approve_high_risk", True)),
+            auto_approve_replans=str(auto),
         )
 
     @classmethod
@@ -91,11 +116,18 @@ class PolicyEngine:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
-    def decide(self, tool: ToolSpec, plan_approval_scopes: Iterable[str] = ()) -> PolicyDecision:
+    def decide(
+        self,
+        tool: ToolSpec,
+        plan_approval_scopes: Iterable[str] = (),
+        side_effect: SideEffect | None = None,
+    ) -> PolicyDecision:
         """Whether a plan may use ``tool``, and why a call of it must wait for approval.
 
         ``plan_approval_scopes`` (the plan's ``requires_approval_before``) can add
         approval reasons; nothing a plan says removes one the policy sets.
+        ``side_effect`` is the call's own (an HTTP GET only reads); without it the tool's
+        declared side effect counts, which is the most a call of it can do.
         """
         names = self.policy.allow.get(tool.permission_scope, ())
         if "*" not in names and tool.name not in names:
@@ -109,6 +141,9 @@ class PolicyEngine:
             reasons.append(f"plan requires approval before scope {tool.permission_scope!r}")
         if self.policy.approve_high_risk and tool.risk == "high":
             reasons.append(f"tool {tool.name!r} is high risk")
+        effect = tool.side_effect if side_effect is None else side_effect
+        if effect in FORCED_APPROVAL:
+            reasons.append(f"{effect} side effects always need a person's approval")
         return PolicyDecision(True, "allowed", tuple(reasons))
 
 

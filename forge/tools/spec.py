@@ -6,12 +6,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["RISKS", "SIDE_EFFECTS", "Risk", "SideEffect", "ToolSpec"]
+__all__ = [
+    "FORCED_APPROVAL",
+    "RISKS",
+    "SIDE_EFFECTS",
+    "WRITE_CLASSES",
+    "Risk",
+    "SideEffect",
+    "ToolSpec",
+]
 
-SideEffect = Literal["none", "read", "write", "external"]
+SideEffect = Literal["none", "read", "write", "external", "delete", "payment", "production"]
 Risk = Literal["low", "medium", "high"]
-SIDE_EFFECTS: tuple[SideEffect, ...] = ("none", "read", "write", "external")
+SIDE_EFFECTS: tuple[SideEffect, ...] = (
+    "none", "read", "write", "external", "delete", "payment", "production",
+)  # fmt: skip
 RISKS: tuple[Risk, ...] = ("low", "medium", "high")
+# Calls that change something: each is previewed before it runs (SPEC section 5).
+WRITE_CLASSES: frozenset[SideEffect] = frozenset(
+    {"write", "external", "delete", "payment", "production"}
+)
+# Seed 003 section 9: outbound, delete, payment and production changes always need a
+# person; a policy may add approval requirements but never remove these.
+FORCED_APPROVAL: frozenset[SideEffect] = frozenset({"external", "delete", "payment", "production"})
 
 
 @dataclass(frozen=True)

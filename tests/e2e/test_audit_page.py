@@ -1,5 +1,6 @@
 """The auditor's job in the browser: read the trail, filter it, page through it, open a
-payload, export what the filters select, walk the whole chain, and find a broken row."""
+payload, export what the filters select; an operator walks the whole chain and finds a
+broken row."""
 
 from __future__ import annotations
 
@@ -144,9 +145,9 @@ def tamper(sql, params=()):
             )
 
 
-def test_an_auditor_walks_the_whole_chain_and_finds_the_row_someone_changed(page, people):
+def test_an_operator_walks_the_whole_chain_and_finds_the_row_someone_changed(page, people):
     history(60)
-    audrey = people.make("audrey", "viewer")
+    audrey = people.make("audrey", "operator")  # walking the chain needs audit.verify
     people.login(page, audrey)
     page.goto("/audit/")
     expect(page.locator("#chain-state")).to_have_attribute("data-state", "ok")
@@ -161,10 +162,10 @@ def test_an_auditor_walks_the_whole_chain_and_finds_the_row_someone_changed(page
     tamper("UPDATE audit_auditevent SET actor = %s WHERE seq = 12", ["nobody"])
     page.reload()
     expect(page.locator("#chain-state")).to_have_attribute("data-state", "ok")
-    from audit.models import ChainCheckpoint
+    from audit.models import WalkGate
 
-    ChainCheckpoint.objects.filter(kind="full").update(
-        checked_at=datetime.now(UTC) - timedelta(minutes=5)  # past the one-minute pause
+    WalkGate.objects.update(  # past FORGE_AUDIT_VERIFY_INTERVAL since the last walk
+        finished_at=datetime.now(UTC) - timedelta(minutes=5)
     )
     page.get_by_role("button", name="Verify the whole chain").click()
     expect(page.locator("#chain-state")).to_have_attribute("data-state", "broken")

@@ -62,6 +62,7 @@ class Deployment:
         env.update(
             DJANGO_SETTINGS_MODULE="forge_web.settings",
             FORGE_WORKSPACES=str(self.root / "workspaces"),
+            FORGE_AUDIT_ANCHOR_PATH=str(self.root / "audit-anchors.jsonl"),
             FORGE_STEP_LEASE_SECONDS="2",
             PYTHONUNBUFFERED="1",
         )

@@ -47,3 +47,14 @@ def approved_version(make_plan: Callable[..., Any], author: Any, approver: Any) 
     version = make_plan(author)
     services.approve(version, approver, "looks right")
     return version
+
+
+@pytest.fixture(autouse=True)
+def _fresh_run_caches() -> None:
+    """Each process caches compiled graphs by version id and schedulers by run id; SQLite
+    hands the same ids out again after a test's transaction rolls back, so a test must
+    not meet the previous test's entries."""
+    from runs import engine
+
+    engine._SCHEDULERS.clear()
+    engine._GRAPHS.clear()

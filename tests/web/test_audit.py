@@ -131,7 +131,11 @@ def test_verify_names_a_row_whose_payload_was_changed():
     tamper("UPDATE audit_auditevent SET payload = %s WHERE seq = 2", ['{"n":20}'])
 
     assert verify() == Verification(
-        ok=False, verified_through=1, broken_at=2, reason="hash does not match the row's content"
+        ok=False,
+        verified_through=1,
+        broken_at=2,
+        reason="hash does not match the row's content",
+        code="hash_mismatch",
     )
 
 
@@ -154,6 +158,7 @@ def test_verify_names_a_row_whose_hash_was_recomputed_by_the_tamperer():
         verified_through=2,
         broken_at=3,
         reason="prev_hash does not match the hash of seq 2",
+        code="link_broken",
     )
 
 
@@ -162,7 +167,11 @@ def test_verify_names_the_row_after_a_deleted_one():
     tamper("DELETE FROM audit_auditevent WHERE seq = 2")
 
     assert verify() == Verification(
-        ok=False, verified_through=1, broken_at=3, reason="seq 3 follows seq 1: rows are missing"
+        ok=False,
+        verified_through=1,
+        broken_at=3,
+        reason="seq 3 follows seq 1: rows are missing",
+        code="rows_missing",
     )
 
 
@@ -484,23 +493,37 @@ def test_the_audit_list_uses_one_page_size_by_default(api_client, viewer):
     assert body["items"][0]["seq"] == 56
 
 
-def test_verify_over_the_api_reports_the_broken_row(api_client, viewer):
-    client = api_client(viewer)
+def test_verify_over_the_api_walks_on_post_and_serves_the_verdict_on_get(
+    api_client, operator, viewer, settings
+):
+    settings.FORGE_AUDIT_VERIFY_INTERVAL = 0
+    walker, reader = api_client(operator), api_client(viewer)
     three_events()
-    assert client.get("/api/v1/audit/verify").json() == {
+    assert walker.post("/api/v1/audit/verify").json() == {
         "ok": True,
-        "verified_through": 4,
+        "verified_through": 5,  # the two tokens' events, then three
         "broken_at": None,
         "reason": "",
+        "code": "",
+        "checked_at": walker_checked_at(),
     }
-    tamper("UPDATE audit_auditevent SET object_id = '99' WHERE seq = 3")
+    tamper("UPDATE audit_auditevent SET object_id = '99' WHERE seq = 4")
 
-    assert client.get("/api/v1/audit/verify").json() == {
+    walked = walker.post("/api/v1/audit/verify").json()
+
+    assert walked == {
         "ok": False,
-        "verified_through": 2,
-        "broken_at": 3,
+        "verified_through": 3,
+        "broken_at": 4,
         "reason": "hash does not match the row's content",
+        "code": "hash_mismatch",
+        "checked_at": walker_checked_at(),
     }
+    assert reader.get("/api/v1/audit/verify").json() == walked
+
+
+def walker_checked_at():
+    return chain.format_time(services.latest_full_walk().checked_at)
 
 
 def test_reading_the_audit_needs_a_role(api_client, stranger):
@@ -508,3 +531,4 @@ def test_reading_the_audit_needs_a_role(api_client, stranger):
 
     for path in ("/api/v1/audit", "/api/v1/audit/export", "/api/v1/audit/verify"):
         assert client.get(path).status_code == 403
+    assert client.post("/api/v1/audit/verify").status_code == 403

@@ -54,18 +54,37 @@ def seqs(response):
     return [int(s) for s in re.findall(rb'<tr data-seq="(\d+)"', response.content)]
 
 
-@pytest.fixture
-def client(session_client, viewer):
-    """The viewer, logged in without the login's own audit event, so seqs are the test's."""
+def _quiet_login(session_client, user):
+    """``user`` logged in without the login's own audit event, so seqs are the test's."""
     from django.contrib.auth.signals import user_logged_in
 
     from forge_web.audit_hooks import audit_login
 
     user_logged_in.disconnect(dispatch_uid="forge_web.audit_logged_in")
     try:
-        return session_client(viewer)
+        return session_client(user)
     finally:
         user_logged_in.connect(audit_login, dispatch_uid="forge_web.audit_logged_in")
+
+
+@pytest.fixture
+def client(session_client, viewer):
+    """The viewer, logged in quietly: reads the trail, may not walk the whole chain."""
+    return _quiet_login(session_client, viewer)
+
+
+@pytest.fixture
+def walker(session_client, operator):
+    """An operator, logged in quietly: holds audit.verify, so may walk the whole chain."""
+    walker = _quiet_login(session_client, operator)
+    walker.get("/audit/")  # the CSRF cookie
+    return walker
+
+
+def post_verify(client, **data):
+    return client.post(
+        "/audit/verify/", {"csrfmiddlewaretoken": client.cookies["csrftoken"].value, **data}
+    )
 
 
 # --- Who may see it ---------------------------------------------------------------------
@@ -90,15 +109,21 @@ def test_every_role_may_read_the_trail(session_client, make_user, role):
     assert session_client(make_user(f"a-{role}", role)).get("/audit/").status_code == 200
 
 
-def test_verifying_needs_a_post_and_the_permission(session_client, stranger, viewer):
+def test_verifying_needs_a_post_and_the_audit_verify_permission(session_client, client, viewer):
     assert session_client(viewer).get("/audit/verify/").status_code == 405
-    client = session_client(stranger)
-    client.get("/audit/")  # sets the CSRF cookie
-    response = client.post(
-        "/audit/verify/", {"csrfmiddlewaretoken": client.cookies["csrftoken"].value}
-    )
+    page = client.get("/audit/")
+
+    response = post_verify(client)
+
     assert response.status_code == 403
+    assert b"audit.verify" in response.content
     assert ChainCheckpoint.objects.count() == 0
+    assert b'id="verify-all"' not in page.content
+    assert b"Operators and admins can walk the whole chain." in page.content
+
+
+def test_operators_see_the_verify_button(walker):
+    assert b'id="verify-all"' in walker.get("/audit/").content
 
 
 # --- Rows, filters and pages ------------------------------------------------------------
@@ -344,15 +369,15 @@ def test_a_checkpointed_row_that_changed_since_is_caught_without_a_full_walk(mon
     assert services.chain_state().broken_at == 5  # and it stays broken
 
 
-def test_an_edit_before_the_checkpoint_shows_in_a_full_walk(client, monkeypatch):
+def test_an_edit_before_the_checkpoint_shows_in_a_full_walk(walker, monkeypatch):
     monkeypatch.setattr(services, "CHECKPOINT_MIN_ROWS", 1)
     load(5)
-    client.get("/audit/")
+    walker.get("/audit/")
     tamper("UPDATE audit_auditevent SET payload = %s WHERE seq = 2", ['{"n":20}'])
-    assert banner(client.get("/audit/")) == "ok"  # incremental: cannot see it
+    assert banner(walker.get("/audit/")) == "ok"  # incremental: cannot see it
 
-    response = client.post(
-        "/audit/verify/", {"csrfmiddlewaretoken": client.cookies["csrftoken"].value}, follow=True
+    response = walker.post(
+        "/audit/verify/", {"csrfmiddlewaretoken": walker.cookies["csrftoken"].value}, follow=True
     )
 
     assert banner(response) == "broken"
@@ -362,42 +387,40 @@ def test_an_edit_before_the_checkpoint_shows_in_a_full_walk(client, monkeypatch)
     )
 
 
-def test_the_whole_chain_is_walked_on_demand_and_kept_as_a_checkpoint(client):
+def test_the_whole_chain_is_walked_on_demand_and_kept_as_a_checkpoint(walker):
     load(7)
-    client.get("/audit/?actor=alice")
+    walker.get("/audit/?actor=alice")
 
-    response = client.post(
-        "/audit/verify/",
-        {"csrfmiddlewaretoken": client.cookies["csrftoken"].value, "query": "actor=alice"},
-    )
+    response = post_verify(walker, query="actor=alice")
 
     assert response.status_code == 302
     assert response["Location"] == "/audit/?actor=alice"
     walk = services.latest_full_walk()
     assert (walk.from_seq, walk.through_seq, walk.rows, walk.ok) == (1, 7, 7, True)
-    page = client.get(response["Location"])
+    page = walker.get(response["Location"])
     assert b"Walked the whole chain: 7 rows intact" in page.content
     assert b"Last full walk" in page.content
 
 
-def test_a_second_full_walk_within_a_minute_is_not_started(client):
+def test_a_second_full_walk_within_the_interval_is_not_started(walker, settings):
+    settings.FORGE_AUDIT_VERIFY_INTERVAL = 60
     load(3)
-    client.get("/audit/")
-    token = client.cookies["csrftoken"].value
-    client.post("/audit/verify/", {"csrfmiddlewaretoken": token})
+    post_verify(walker)
     walks = ChainCheckpoint.objects.filter(kind="full").count()
 
-    response = client.post("/audit/verify/", {"csrfmiddlewaretoken": token}, follow=True)
+    response = walker.post(
+        "/audit/verify/", {"csrfmiddlewaretoken": walker.cookies["csrftoken"].value}, follow=True
+    )
 
     assert ChainCheckpoint.objects.filter(kind="full").count() == walks == 1
-    assert b"The whole chain was walked" in response.content
+    assert b"The whole chain was walked just now: see below." in response.content
 
 
-def test_the_api_and_the_command_keep_their_full_walks_for_the_page(api_client, viewer):
+def test_the_api_and_the_command_keep_their_full_walks_for_the_page(api_client, operator):
     from django.core.management import call_command
 
     load(2)
-    api_client(viewer).get("/api/v1/audit/verify")
+    api_client(operator).post("/api/v1/audit/verify")
     call_command("forge_audit_verify", stdout=io.StringIO())
 
     assert list(ChainCheckpoint.objects.values_list("kind", "through_seq")) == [

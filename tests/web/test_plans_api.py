@@ -62,8 +62,10 @@ def full(version, **fields):
             {
                 "id": approval.pk,
                 "reviewer": approval.reviewer.username,
+                "by_policy": False,
                 "decision": approval.decision,
                 "comment": approval.comment,
+                "content_hash": version.content_hash,
                 "created_at": json_time(approval.created_at),
             }
             for approval in version.approvals.all()
@@ -484,8 +486,10 @@ def test_approving_answers_the_approval(api_client, approver, author, make_plan)
     assert response.json() == {
         "id": approval.pk,
         "reviewer": "approver",
+        "by_policy": False,
         "decision": "approved",
         "comment": "ship it",
+        "content_hash": version.content_hash,
         "created_at": json_time(approval.created_at),
     }
     assert PlanVersion.objects.get(pk=version.pk).status == "approved"
@@ -502,7 +506,9 @@ def test_rejecting_answers_the_rejection(api_client, approver, author, make_plan
         "id": approval.pk,
         "reviewer": "approver",
         "decision": "rejected",
+        "by_policy": False,
         "comment": "",
+        "content_hash": version.content_hash,
         "created_at": json_time(approval.created_at),
     }
     assert PlanVersion.objects.get(pk=version.pk).status == "rejected"

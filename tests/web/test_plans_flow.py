@@ -1,7 +1,7 @@
 """The issue's "done when", through HTTP only, as two people with API tokens would do it:
 import seed 003's example unchanged, read its diagnostics, save a second version, have
 another user approve it, fetch the diff and the Mermaid export, and find every one of
-those actions in a verified audit trail."""
+those actions in an audit trail an operator verifies."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ pytestmark = pytest.mark.django_db
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json"
 
 
-def test_import_review_diff_export_and_audit_through_the_api(token_for, author, approver):
+def test_import_review_diff_export_and_audit_through_the_api(token_for, author, approver, operator):
     alice = Client(headers={"authorization": f"Bearer {token_for(author)}"})
     bob = Client(headers={"authorization": f"Bearer {token_for(approver)}"})
+    olga = Client(headers={"authorization": f"Bearer {token_for(operator)}"})
     source = SEED.read_text(encoding="utf-8")
 
     # 1. Import the seed's example as it is, and see its diagnostics.
@@ -111,9 +112,11 @@ def test_import_review_diff_export_and_audit_through_the_api(token_for, author, 
     assert mermaid.content.decode() == dump_plan(from_data(document), "mermaid")
     assert "\nflowchart TD\n" in mermaid.content.decode()
 
-    # 5. Every action is in the trail, and the trail verifies.
-    verified = alice.get("/api/v1/audit/verify").json()
-    assert (verified["ok"], verified["broken_at"]) == (True, None)
+    # 5. Every action is in the trail, and the trail verifies (walking it is an
+    # operator's move; anyone may read the verdict).
+    walked = olga.post("/api/v1/audit/verify").json()
+    assert (walked["ok"], walked["broken_at"]) == (True, None)
+    assert alice.get("/api/v1/audit/verify").json() == walked
     trail = alice.get(f"/api/v1/audit?object_type=plan&object_id={plan_id}").json()
     assert [(e["actor"], e["action"], e["payload"].get("version")) for e in trail["items"]] == [
         ("author", "plan_version.exported", 2),

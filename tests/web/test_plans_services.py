@@ -175,9 +175,11 @@ def test_approval_records_the_decision_and_audits_it(author, approver, make_plan
         "content_hash": version.content_hash,
         "approval": approval.pk,
         "comment": "good",
+        "approved_hash": version.content_hash,
         "previous_status": "awaiting_approval",
         "status": "approved",
     }
+    assert (approval.content_hash, len(approval.signature)) == (version.content_hash, 64)
 
 
 def test_a_second_approval_by_another_approver_is_recorded(author, approver, make_user, make_plan):

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from plans import services as plan_services
 from runs import worker
 from runs.engine import locked_run
 from runs.models import ExecutionRecord, Run, RunEvent, StepRun
@@ -188,6 +189,7 @@ def test_a_failed_contract_needs_a_replan_and_resuming_never_reruns_preserved_st
     )
 
     fixed = new_version(version, author, STEPS)
+    plan_services.approve(fixed, approver, "the fix looks right")
     resumed = client.post(
         f"/api/v1/runs/{run_id}/resume", {"version": fixed.number}, content_type="application/json"
     )
@@ -222,9 +224,9 @@ def test_a_replan_that_drops_a_constraint_needs_approval_before_the_run_resumes(
     assert refused.status_code == 409
     assert refused.json()["code"] == "drift_needs_approval"
     assert "approval before 'file_write' is no longer required" in refused.json()["detail"]
-    from plans import services
+    assert Run.objects.get(pk=run_id).version_id == version.pk  # stays on the approved one
 
-    services.approve(drifted, approver, "fine without the gate")
+    plan_services.approve(drifted, approver, "fine without the gate")
     drifted.refresh_from_db()
     accepted = client.post(
         f"/api/v1/runs/{run_id}/resume",

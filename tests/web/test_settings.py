@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import runpy
 import secrets
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -234,6 +235,9 @@ def test_a_real_key_may_serve_any_host_outside_production_mode(load_settings):
 
 def test_the_deploy_check_passes_in_production_mode():
     env = {k: v for k, v in os.environ.items() if k not in FORGE_VARIABLES}
+    if shutil.which("bwrap") is None:
+        # Rightly warned about (runs.checks), but not what this test is about.
+        env["SILENCED_SYSTEM_CHECKS"] = "forge.W001"
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

@@ -16,6 +16,7 @@ from forge.models import ModelPort
 from forge.plan import from_data
 from forge.runners import builtin_runners
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
+from forge.runtime.gate import ApprovalGate
 from forge.runtime.local import LocalRun, LocalRunResult
 from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
@@ -43,7 +44,17 @@ class Harness:
         agent = AgentRunner(model, self.executor, max_turns=max_turns)
         local = LocalRun(self.compiler, self.executor, self.workspace, agent=agent,
                          signer=SIGNER, **options)  # fmt: skip
-        return local.run(document)
+        if "approver" in options:
+            return local.run(document)
+        # The plan itself was approved by someone else; its steps wait as they would.
+        approval = ApprovalGate(SIGNER).approve(
+            plan_id=local.plan_id,
+            version=1,
+            content_hash=self.graph(document).content_hash,
+            author="alice",
+            approver="bob",
+        )
+        return local.run(document, approval)
 
     def graph(self, document):
         result = self.compiler.compile(document)

@@ -115,11 +115,39 @@ def test_an_exported_plan_imports_back_unchanged(tmp_path):
 
 
 def test_run_executes_a_plan_with_real_files_and_exits_0(tmp_path):
-    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path))
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path),
+                   "--approve-as", "carol")  # fmt: skip
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "RELEASE-NOTES.md").read_text().startswith("# 2.4")
     assert "run succeeded" in result.stdout
+
+
+def test_run_prints_what_it_approves_in_a_persons_name(tmp_path):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path),
+                   "--approve-as", "carol")  # fmt: skip
+
+    assert "approved version 1 as carol:" in result.stdout
+    assert "    content sha256:" in result.stdout
+    assert "    publish: file_write (write)" in result.stdout
+    assert "    count: shell (write)" in result.stdout
+
+
+def test_run_of_a_plan_nobody_approved_runs_nothing_and_exits_4(tmp_path):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path))
+
+    assert result.returncode == 4
+    assert "waiting for a person: version 1 is not approved" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_author_of_a_plan_cannot_approve_it(tmp_path):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path),
+                   "--author", "carol", "--approve-as", "carol")  # fmt: skip
+
+    assert result.returncode == 4
+    assert "carol wrote version 1 and cannot approve it" in result.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 FAILING = """
@@ -145,7 +173,7 @@ steps:
 
 def test_run_stops_at_a_failed_contract_with_exit_3_and_the_reset_and_preserved_sets(tmp_path):
     result = forge("run", str(write(tmp_path / "plan.yaml", FAILING)), "--workspace",
-                   str(tmp_path / "ws"))  # fmt: skip
+                   str(tmp_path / "ws"), "--approve-as", "carol")  # fmt: skip
 
     assert result.returncode == 3
     assert "step score invalid: check 1 failed" in result.stdout
@@ -158,12 +186,66 @@ def test_run_continues_through_a_scripted_replan_without_rerunning_preserved_ste
     second = write(tmp_path / "v2.yaml", FAILING.replace("risk: 42", "risk: 3"))
 
     result = forge("run", str(first), "--planner", f"scripted:{second}",
-                   "--workspace", str(tmp_path / "ws"))  # fmt: skip
+                   "--workspace", str(tmp_path / "ws"), "--approve-as", "carol")  # fmt: skip
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("ok        gather") == 1
+    assert "approved version 2 as carol:" in result.stdout
     assert "run succeeded (v2)" in result.stdout
     assert (tmp_path / "ws" / "report.md").read_text() == "low risk"
+
+
+GATED = FAILING + "requires_approval_before: [file_write]\n"
+
+
+def test_a_replan_that_drops_an_approval_requirement_rolls_back_and_waits_for_a_person(tmp_path):
+    # The issue's repro: v2 drops requires_approval_before, so its publication would run
+    # unapproved. Approving "everything" does not cover drift: the run stays on v1.
+    first = write(tmp_path / "v1.yaml", GATED)
+    second = write(tmp_path / "v2.yaml", FAILING.replace("risk: 42", "risk: 3"))
+
+    result = forge("run", str(first), "--planner", f"scripted:{second}",
+                   "--workspace", str(tmp_path / "ws"), "--approve-as", "carol")  # fmt: skip
+
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert (
+        "plan drift: version 2 approval before 'file_write' is no longer required" in result.stdout
+    )
+    assert "stays on version 1, the last approved one" in result.stdout
+    assert "approved version 2" not in result.stdout
+    assert not (tmp_path / "ws" / "report.md").exists()
+
+
+def test_a_person_may_accept_drift_explicitly_and_it_is_printed(tmp_path):
+    first = write(tmp_path / "v1.yaml", GATED)
+    second = write(tmp_path / "v2.yaml", FAILING.replace("risk: 42", "risk: 3"))
+
+    result = forge("run", str(first), "--planner", f"scripted:{second}", "--workspace",
+                   str(tmp_path / "ws"), "--approve-as", "carol", "--accept-drift")  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "approved version 2 as carol:" in result.stdout
+    assert "drift accepted: approval before 'file_write' is no longer required" in result.stdout
+
+
+def test_a_policy_may_continue_a_read_only_replan_and_says_so(tmp_path):
+    reading = FAILING.replace(
+        "tool: file_write\n    args: {path: report.md, content: low risk}",
+        "tool: noop\n    args: {}",
+    )
+    first = write(tmp_path / "v1.yaml", reading)
+    second = write(tmp_path / "v2.yaml", reading.replace("risk: 42", "risk: 3"))
+    policy = write(
+        tmp_path / "policy.yaml",
+        "allow: {compute: ['*'], file_write: ['*']}\nauto_approve_replans: read_only\n",
+    )
+
+    result = forge("run", str(first), "--planner", f"scripted:{second}", "--policy", str(policy),
+                   "--workspace", str(tmp_path / "ws"), "--approve-as", "carol")  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "approved version 2 as policy:" in result.stdout
+    assert "run succeeded (v2)" in result.stdout
 
 
 def test_run_of_a_plan_with_errors_runs_nothing_and_exits_1(tmp_path):
@@ -183,7 +265,7 @@ def test_run_waits_for_approval_with_exit_4_unless_someone_approves(tmp_path):
     approved = forge("run", str(plan), "--workspace", str(tmp_path / "b"), "--approve-as", "carol")
 
     assert waiting.returncode == 4
-    assert "waiting for approval: report" in waiting.stdout
+    assert "waiting for a person: version 1 is not approved" in waiting.stdout
     assert not (tmp_path / "a" / "report.md").exists()
     assert approved.returncode == 0, approved.stdout
     assert (tmp_path / "b" / "report.md").read_text() == "low risk"

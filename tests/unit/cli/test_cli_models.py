@@ -56,7 +56,16 @@ def test_a_scripted_model_runs_the_seeds_agent_step(tmp_path, workspace):
         "  tokens: 25\n"
     )
 
-    result = forge("run", SEED, "--model", f"scripted:{script}", "--workspace", str(workspace))
+    result = forge(
+        "run",
+        "--approve-as",
+        "carol",
+        SEED,
+        "--model",
+        f"scripted:{script}",
+        "--workspace",
+        str(workspace),
+    )
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "run succeeded: 1 step(s), 75 tokens" in result.stdout
@@ -67,7 +76,8 @@ def test_an_openai_model_gets_the_key_from_the_environment_only(fake_openai, wor
     fake_openai.reply('{"facts": ["ACME"]}', tokens=5)
 
     result = forge(
-        "run", SEED, "--model", "openai:fake-model", "--base-url", fake_openai.base_url,
+        "run", "--approve-as", "carol", SEED, "--model", "openai:fake-model",
+        "--base-url", fake_openai.base_url,
         "--workspace", str(workspace), FORGE_MODEL_API_KEY="sk-from-env",
     )  # fmt: skip
 
@@ -78,7 +88,7 @@ def test_an_openai_model_gets_the_key_from_the_environment_only(fake_openai, wor
 
 
 def test_without_a_model_an_agent_step_fails_and_the_run_needs_a_replan(workspace):
-    result = forge("run", SEED, "--workspace", str(workspace))
+    result = forge("run", "--approve-as", "carol", SEED, "--workspace", str(workspace))
 
     assert result.returncode == 3
     assert "is an agent step and no model is configured" in result.stdout
@@ -104,7 +114,8 @@ def test_an_llm_planner_replans_with_the_same_endpoint(fake_openai, tmp_path):
     fake_openai.reply(json.dumps(yaml.safe_load(fixed)), tokens=300)
 
     result = forge(
-        "run", str(plan), "--planner", "llm:fake-model", "--base-url", fake_openai.base_url,
+        "run", "--approve-as", "carol", str(plan), "--planner", "llm:fake-model",
+        "--base-url", fake_openai.base_url,
         "--workspace", str(tmp_path / "ws"),
     )  # fmt: skip
 
@@ -119,7 +130,8 @@ def test_an_llm_planner_with_an_invalid_answer_stops_the_run_for_a_replan(fake_o
     fake_openai.reply("I would rather not plan today.")
 
     result = forge(
-        "run", str(plan), "--planner", "llm:fake-model", "--base-url", fake_openai.base_url,
+        "run", "--approve-as", "carol", str(plan), "--planner", "llm:fake-model",
+        "--base-url", fake_openai.base_url,
         "--workspace", str(tmp_path / "ws"),
     )  # fmt: skip
 
@@ -137,7 +149,9 @@ def test_an_llm_planner_with_an_invalid_answer_stops_the_run_for_a_replan(fake_o
     ],
 )
 def test_a_model_or_planner_that_cannot_be_set_up_exits_2(flags, message, tmp_path):
-    result = forge("run", SEED, *flags, "--workspace", str(tmp_path / "ws"))
+    result = forge(
+        "run", "--approve-as", "carol", SEED, *flags, "--workspace", str(tmp_path / "ws")
+    )
 
     assert result.returncode == 2
     assert message in result.stderr

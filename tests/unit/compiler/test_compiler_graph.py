@@ -15,6 +15,8 @@ from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
 FETCH_ARGS = {"path": "contracts/suppliers.csv"}
 PUBLISH_ARGS = {"method": "POST", "url": "https://reports.example.com/", "body": {"id": 7}}
+# Seed 003 section 9: an outbound call always waits for a person, whatever the policy.
+EXTERNAL = "external side effects always need a person's approval"
 
 
 def sha256_of(args: dict[str, Any]) -> str:
@@ -32,7 +34,8 @@ def report_steps(step) -> list[dict[str, Any]]:
 def test_a_clean_plan_compiles_to_nodes_with_resolved_bindings(step, compile_plan):
     result = compile_plan(report_steps(step))
 
-    assert result.ok and result.diagnostics == ()
+    assert result.ok
+    assert [(d.code, d.nodes) for d in result.diagnostics] == [("approval_required", ("publish",))]
     graph = result.graph
     assert graph is not None
     assert graph.order == ("fetch", "summarise", "publish")
@@ -49,6 +52,7 @@ def test_a_clean_plan_compiles_to_nodes_with_resolved_bindings(step, compile_pla
         "external",
     )
     assert publish.args_hash == sha256_of(PUBLISH_ARGS)
+    assert publish.approval_reasons == (EXTERNAL,)
     assert not publish.repeatable
 
 
@@ -108,14 +112,18 @@ def test_a_graph_as_data_lists_nodes_edges_order_and_hash(step, compile_plan):
                 "args_hash": sha256_of(PUBLISH_ARGS),
                 "side_effect": "external",
                 "timeout_s": 60.0,
-                "approval_reasons": [],
+                "approval_reasons": [EXTERNAL],
                 "depends_on": ["summarise"],
                 "fingerprint": graph.nodes["publish"].fingerprint,
             },
         ],
         "edges": [["fetch", "summarise"], ["summarise", "publish"]],
     }
-    assert result.to_data() == {"ok": True, "diagnostics": [], "graph": graph.to_data()}
+    assert result.to_data() == {
+        "ok": True,
+        "diagnostics": [d.to_data() for d in result.diagnostics],
+        "graph": graph.to_data(),
+    }
 
 
 def test_a_plan_with_an_error_gets_diagnostics_and_no_graph(step, compile_plan):
@@ -147,7 +155,11 @@ def test_compiling_the_same_document_twice_gives_equal_results(step, compile_pla
         compile_plan(steps, deliverable="publish"),
     )
 
-    assert [d.code for d in first.diagnostics] == ["unreachable_deliverable", "vague_step"]
+    assert [d.code for d in first.diagnostics] == [
+        "unreachable_deliverable",
+        "vague_step",
+        "approval_required",
+    ]
     assert first == second
     assert first.to_data() == second.to_data()
     assert first.graph is not None and second.graph is not None

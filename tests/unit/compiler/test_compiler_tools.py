@@ -194,8 +194,28 @@ def test_an_agent_step_waits_for_approval_when_any_allowed_tool_would(step, comp
     assert node.approval_reasons == (
         "plan requires approval before scope 'shell'",
         "plan requires approval before scope 'http'",
+        # an agent may make any call its tools allow: an HTTP POST is among them
+        "external side effects always need a person's approval",
     )
     assert [d.code for d in result.diagnostics] == ["approval_required"]
+
+
+def test_an_outbound_call_waits_for_a_person_whatever_the_policy_says(step, compile_plan):
+    post = {"method": "POST", "url": "https://api.example.com/orders", "body": {"id": 1}}
+    get = {"method": "GET", "url": "https://api.example.com/orders"}
+
+    result = compile_plan(
+        [
+            step("read", tool="http_request", args=get),
+            step("send", "read", tool="http_request", args=post),
+        ]
+    )
+
+    assert result.graph is not None
+    assert result.graph.nodes["read"].approval_reasons == ()
+    assert result.graph.nodes["send"].approval_reasons == (
+        "external side effects always need a person's approval",
+    )
 
 
 def test_repeating_a_performed_non_idempotent_call_is_warned(step, compile_plan):

@@ -14,7 +14,7 @@ from forge.models import ModelError, OpenAICompatibleModel, ScriptedModel
 from forge.plan import PLAN_SCHEMA, from_data, to_data
 from forge.planners import LLMPlanner, Observation, PlannerOutputInvalid
 from forge.runners import RunContext, RunnerOutcome, builtin_runners
-from forge.runtime import InMemoryRecordStore, ToolExecutor
+from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun
 from forge.tools import BUILTIN_TOOLS, Policy, PolicyEngine, ToolRegistry, ToolSpec
 
@@ -158,8 +158,13 @@ def replanning_run(tmp_path: Path, llm: LLMPlanner) -> tuple[LocalRun, Outbox]:
     policy = PolicyEngine(Policy.allowing(["compute", "email"]))
     outbox = Outbox()
     runners = {**builtin_runners(), "send_email": outbox}
-    executor = ToolExecutor(registry, policy, InMemoryRecordStore(), runners)
-    return LocalRun(GraphCompiler(registry, policy), executor, tmp_path, planner=llm), outbox
+    executor = ToolExecutor(
+        registry, policy, InMemoryRecordStore(), runners, approvals=ApprovalSigner(b"k" * 32)
+    )
+    local = LocalRun(
+        GraphCompiler(registry, policy), executor, tmp_path, planner=llm, approver="carol"
+    )
+    return local, outbox
 
 
 def test_a_replan_request_carries_the_failure_the_completed_steps_and_the_side_effects(

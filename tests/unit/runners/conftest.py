@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import threading
 import time
@@ -47,25 +46,16 @@ def spec() -> Callable[[str], Any]:
     return builtin_registry().get
 
 
-def _require_bubblewrap() -> None:
-    if shutil.which("bwrap"):
-        return
-    message = "bubblewrap is missing: apt-get install bubblewrap"
-    if os.environ.get("FORGE_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"{message} (FORGE_REQUIRE_SERVICES=1)")
-    pytest.skip(message)
-
-
 @pytest.fixture
-def bubblewrap() -> None:
+def bubblewrap(require_service: Callable[..., None]) -> None:
     """Skips (or fails, under FORGE_REQUIRE_SERVICES=1) when bwrap is not installed."""
-    _require_bubblewrap()
+    require_service("bwrap")
 
 
-@pytest.fixture(params=["bubblewrap", "rlimits-only"])
-def sandbox_mode(request: pytest.FixtureRequest) -> str:
-    if request.param == "bubblewrap":
-        _require_bubblewrap()
+@pytest.fixture(params=["bwrap", "rlimits"])
+def sandbox_mode(request: pytest.FixtureRequest, require_service: Callable[..., None]) -> str:
+    if request.param == "bwrap":
+        require_service("bwrap")
     mode: str = request.param
     return mode
 

@@ -99,7 +99,7 @@ def test_file_write_commits_at_once_when_no_approval_is_required(spec, make_cont
 
 
 def test_file_write_preview_changes_nothing(make_context, workspace):
-    preview = FileWriteRunner().preview({"path": "new.txt", "content": "x\n"}, make_context())
+    preview = FileWriteRunner().prepare({"path": "new.txt", "content": "x\n"}, make_context())
 
     assert preview.changed
     assert preview.diff.startswith("--- /dev/null\n+++ b/new.txt\n")

@@ -85,7 +85,25 @@ def test_a_tool_without_annotations_is_read_the_cautious_way():
 
     spec = mcp_tool_spec("mail", tool)
 
-    assert (spec.side_effect, spec.idempotent, spec.risk) == ("external", False, "high")
+    # MCP's defaults: not read-only, destructive, open world, not idempotent
+    assert (spec.side_effect, spec.idempotent, spec.risk) == ("delete", False, "high")
+
+
+@pytest.mark.parametrize(
+    ("hints", "effect"),
+    [
+        ({"read_only_hint": True}, "read"),
+        ({"destructive_hint": True, "open_world_hint": False}, "delete"),
+        ({"destructive_hint": False, "open_world_hint": True}, "external"),
+        ({"destructive_hint": False}, "external"),
+        ({"destructive_hint": False, "open_world_hint": False}, "write"),
+    ],
+)
+def test_annotations_map_onto_side_effect_classes(hints, effect):
+    annotations = mcp_types.ToolAnnotations(**hints)
+    tool = mcp_types.Tool(name="act", input_schema={"type": "object"}, annotations=annotations)
+
+    assert mcp_tool_spec("srv", tool).side_effect == effect
 
 
 def test_a_closed_world_non_destructive_tool_writes_at_medium_risk():

@@ -4,14 +4,12 @@ whole process tree, resource limits, capped output and a clean environment."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 import uuid
 
 import pytest
 
-from forge.runners import Limits, Sandbox, SandboxUnavailable, ShellRunner
+from forge.runners import Limits, Sandbox, ShellRunner
 
 
 def _python(code: str) -> list[str]:
@@ -41,7 +39,7 @@ def test_a_command_runs_in_the_workspace_and_its_output_is_kept(
 def test_the_outcome_says_which_isolation_was_in_force(spec, make_context, sandbox_mode, sandbox):
     outcome = ShellRunner(sandbox).run(spec("shell"), {"argv": ["true"]}, make_context())
 
-    assert outcome.isolation == sandbox_mode
+    assert outcome.isolation == {"bwrap": "bubblewrap", "rlimits": "rlimits-only"}[sandbox_mode]
 
 
 def test_a_non_zero_exit_fails_the_step_and_keeps_the_logs(spec, make_context, sandbox):
@@ -80,7 +78,7 @@ def test_the_worker_environment_never_reaches_the_command(spec, make_context, sa
 
 @pytest.mark.parametrize("name", ["PATH", "HOME"])
 def test_the_command_may_not_override_path_or_home(spec, make_context, name):
-    outcome = ShellRunner(Sandbox("rlimits-only")).run(
+    outcome = ShellRunner(Sandbox("rlimits")).run(
         spec("shell"), {"argv": ["env"], "env": {name: "/tmp/evil"}}, make_context()
     )
 
@@ -89,7 +87,7 @@ def test_the_command_may_not_override_path_or_home(spec, make_context, name):
 
 
 def test_a_shell_string_is_not_an_argv(spec, make_context):
-    outcome = ShellRunner(Sandbox("rlimits-only")).run(
+    outcome = ShellRunner(Sandbox("rlimits")).run(
         spec("shell"), {"argv": "rm -rf /"}, make_context()
     )
 
@@ -146,29 +144,6 @@ def test_background_processes_end_with_the_step(spec, make_context, sandbox, pro
     assert processes_mentioning(marker) == []
 
 
-def test_a_fork_bomb_is_contained_and_the_worker_survives(
-    spec, make_context, sandbox_mode, processes_mentioning
-):
-    marker = f"forge-fork-bomb-{uuid.uuid4().hex}"
-    bomb = (
-        "import os, time\n"
-        "while True:\n"
-        "    try:\n"
-        "        os.fork()\n"
-        "    except OSError:\n"
-        "        print('fork refused', flush=True)\n"
-        f"        time.sleep(60)  # {marker}\n"
-    )
-    runner = ShellRunner(Sandbox(sandbox_mode, limits=Limits(processes=16)))  # type: ignore[arg-type]
-
-    outcome = runner.run(spec("shell"), {"argv": _python(bomb), "timeout_s": 2}, make_context())
-
-    assert outcome.error_code == "timeout"
-    assert "fork refused" in outcome.output["stdout"]  # the process limit held, not just the clock
-    assert processes_mentioning(marker) == []
-    assert subprocess.run([sys.executable, "-c", "pass"], check=False).returncode == 0
-
-
 def test_the_address_space_limit_holds(spec, make_context, sandbox_mode):
     runner = ShellRunner(Sandbox(sandbox_mode, limits=Limits(address_space_bytes=256 << 20)))  # type: ignore[arg-type]
 
@@ -202,24 +177,9 @@ def test_output_past_the_cap_keeps_the_head_and_says_it_was_truncated(spec, make
     assert "stdout truncated to its first 1000 of 3000001 bytes" in outcome.notes
 
 
-def test_without_bubblewrap_auto_mode_falls_back_to_rlimits_and_says_why(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap to be found
-
-    sandbox = Sandbox("auto")
-
-    assert sandbox.isolation == "rlimits-only"
-    assert sandbox.notes == (
-        "bubblewrap is missing (install the 'bubblewrap' package); running with rlimits only",
-    )
-
-
-def test_bubblewrap_mode_refuses_to_run_without_bubblewrap(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
-
-    with pytest.raises(SandboxUnavailable) as caught:
-        Sandbox("bubblewrap")
-
-    assert caught.value.code == "sandbox_unavailable"
+def test_an_unknown_sandbox_mode_is_refused():
+    with pytest.raises(ValueError, match="sandbox mode must be one of bwrap, rlimits: 'auto'"):
+        Sandbox("auto")  # type: ignore[arg-type]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root worker hands the workspace over")

@@ -9,6 +9,7 @@ from forge.compiler import GraphCompiler
 from forge.plan import from_data
 from forge.runners.basic import BASIC_TOOLS, BasicRunner
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
+from forge.runtime.gate import ApprovalGate
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, builtin_registry
 
 SIGNER = ApprovalSigner(b"test-approval-key-0123456789")
@@ -42,4 +43,18 @@ def executor(records):
         records,
         dict.fromkeys(BASIC_TOOLS, runner),
         approvals=SIGNER,
+    )
+
+
+GATE = ApprovalGate(SIGNER)
+
+
+def approved(graph, version: int = 1, plan_id: str = ""):
+    """A person's approval of ``graph`` as version ``version`` (the gate clears it)."""
+    return GATE.approve(
+        plan_id=plan_id,
+        version=version,
+        content_hash=graph.content_hash,
+        author="alice",
+        approver="bob",
     )

@@ -41,7 +41,7 @@ def test_a_plan_that_fails_to_compile_never_reaches_the_tool_executor(
     compiler = GraphCompiler(builtin_registry(), PolicyEngine(Policy.allowing(["compute"])))
     planner_output = ScriptedPlanner([plan(*steps)]).plan("task", Observation()).document
 
-    result = LocalRun(compiler, executor, tmp_path).run(planner_output)
+    result = LocalRun(compiler, executor, tmp_path, approver="carol").run(planner_output)
 
     assert result.status == "not_compiled"
     assert code in [diagnostic.code for diagnostic in result.diagnostics]

@@ -3,7 +3,7 @@ import pytest
 from forge.runtime import Scheduler, ToolResult, TransitionRefused, approval_hash, rebuild
 from forge.tools import Policy
 
-from .conftest import compile_graph, plan
+from .conftest import GATE, approved, compile_graph, plan
 
 OK = ToolResult("succeeded", output={})
 
@@ -26,9 +26,9 @@ def _statuses(scheduler):
 
 
 def test_prepare_starts_the_run_and_makes_the_roots_ready():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
 
-    events = scheduler.prepare()
+    events = scheduler.prepare(approved(scheduler.graph))
 
     assert [(e.event_type, e.step_id, e.transition) for e in events] == [
         ("run_started", None, ("queued", "running")),
@@ -38,8 +38,8 @@ def test_prepare_starts_the_run_and_makes_the_roots_ready():
 
 
 def test_a_step_is_ready_only_when_every_dependency_succeeded():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     assert scheduler.get_ready() == ("inspect",)
     scheduler.done("inspect", OK)
 
@@ -51,8 +51,8 @@ def test_a_step_is_ready_only_when_every_dependency_succeeded():
 
 
 def test_a_run_whose_steps_all_succeed_succeeds():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     while scheduler.is_active():
         for step_id in scheduler.get_ready():
             scheduler.done(step_id, OK)
@@ -62,8 +62,8 @@ def test_a_run_whose_steps_all_succeed_succeeds():
 
 
 def test_a_failed_step_stops_admission_and_the_run_needs_a_replan_with_its_reset_set():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.done(*scheduler.get_ready(), OK)
     scheduler.get_ready()
     scheduler.done("docs", OK)
@@ -95,8 +95,8 @@ def test_an_output_that_breaks_its_contract_makes_the_step_invalid():
             }
         )
     )
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     events = scheduler.done("inspect", ToolResult("succeeded", output={"facts": []}))
@@ -115,8 +115,8 @@ def test_a_jmespath_zero_is_truthy_unlike_in_python():
     graph = compile_graph(
         plan({"id": "count", "tool": "echo", "done_when": {"checks": ["errors"]}})
     )
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     scheduler.done("count", ToolResult("succeeded", output={"errors": 0}))
@@ -126,9 +126,9 @@ def test_a_jmespath_zero_is_truthy_unlike_in_python():
 
 def test_a_step_needing_approval_waits_and_the_run_waits_with_it():
     graph = _approval_graph()
-    scheduler = Scheduler(graph, "run-1")
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
 
-    scheduler.prepare()
+    scheduler.prepare(approved(scheduler.graph))
 
     assert _statuses(scheduler)["write"] == "awaiting_approval"
     assert scheduler.state.status == "awaiting_approval"
@@ -137,8 +137,8 @@ def test_a_step_needing_approval_waits_and_the_run_waits_with_it():
 
 def test_an_approval_for_the_exact_arguments_lets_the_step_start():
     graph = _approval_graph()
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     events = scheduler.approve("write", "alice", approval_hash(graph.nodes["write"]))
 
@@ -150,8 +150,8 @@ def test_an_approval_for_the_exact_arguments_lets_the_step_start():
 
 
 def test_an_approval_for_other_arguments_is_refused():
-    scheduler = Scheduler(_approval_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_approval_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     with pytest.raises(TransitionRefused) as caught:
         scheduler.approve("write", "alice", "0" * 64)
@@ -161,8 +161,8 @@ def test_an_approval_for_other_arguments_is_refused():
 
 
 def test_a_rejected_step_fails_and_the_run_needs_a_replan():
-    scheduler = Scheduler(_approval_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_approval_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     scheduler.reject("write", "alice", "wrong file")
 
@@ -185,8 +185,8 @@ def test_admission_stops_at_the_concurrency_limit():
     steps = [{"id": f"s{i}", "tool": "noop"} for i in range(5)]
     join = {"id": "join", "tool": "noop", "depends_on": [step["id"] for step in steps]}
     graph = compile_graph(plan(*steps, join))
-    scheduler = Scheduler(graph, "run-1", max_concurrency=2)
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", max_concurrency=2, gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     assert scheduler.get_ready() == ("s0", "s1")
     assert scheduler.get_ready() == ()
@@ -202,8 +202,8 @@ def test_a_budget_that_cannot_admit_the_next_step_exhausts_the_run():
             budget={"max_tokens": 100},
         )
     )
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     assert scheduler.get_ready() == ("a",)
     scheduler.done("a", ToolResult("succeeded", output={}, tokens=55))
 
@@ -221,8 +221,8 @@ def test_reservations_of_running_steps_count_against_the_budget():
             budget={"max_cost": 1.0},
         )
     )
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     assert scheduler.get_ready() == ("a",)
     assert scheduler.state.used_cost == 0.6
@@ -230,8 +230,8 @@ def test_reservations_of_running_steps_count_against_the_budget():
 
 
 def test_cancel_stops_admission_and_cancels_what_has_not_started():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     scheduler.cancel("olga", "not needed")
@@ -251,8 +251,8 @@ def test_cancel_stops_admission_and_cancels_what_has_not_started():
 
 def test_a_lost_worker_retries_a_repeatable_step():
     graph = compile_graph(plan({"id": "read", "tool": "file_read", "args": {"path": "a"}}))
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     scheduler.interrupt("read")
@@ -269,8 +269,8 @@ def test_a_lost_worker_leaves_a_non_idempotent_step_for_a_person_to_reconcile():
             {"id": "ship", "tool": "noop", "depends_on": ["build"]},
         )
     )
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     scheduler.interrupt("build")
@@ -290,8 +290,8 @@ def test_retries_are_automatic_only_for_repeatable_tools():
             deliverable="build",
         )
     )
-    scheduler = Scheduler(graph, "run-1", max_concurrency=1)
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", max_concurrency=1, gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
     scheduler.done("read", ToolResult("failed", error="busy"))
     assert _statuses(scheduler)["read"] == "ready"
@@ -306,8 +306,8 @@ def test_retries_are_automatic_only_for_repeatable_tools():
 
 
 def test_resume_keeps_preserved_steps_and_never_runs_them_again():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.done(*scheduler.get_ready(), OK)
     scheduler.get_ready()
     scheduler.done("docs", OK)
@@ -322,7 +322,7 @@ def test_resume_keeps_preserved_steps_and_never_runs_them_again():
         )
     )
 
-    events = scheduler.resume(fixed, 2, "planner")
+    events = scheduler.resume(fixed, 2, "planner", approved(fixed, 2))
 
     assert events[0].facts["preserved"] == ["inspect", "docs"]
     assert events[0].facts["reset"] == ["code", "test", "publish"]
@@ -338,8 +338,8 @@ def test_resume_keeps_preserved_steps_and_never_runs_them_again():
 
 
 def test_a_preserved_step_whose_content_changed_runs_again():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.done(*scheduler.get_ready(), OK)
     scheduler.get_ready()
     scheduler.done("docs", OK)
@@ -353,7 +353,7 @@ def test_a_preserved_step_whose_content_changed_runs_again():
         )
     )
 
-    events = scheduler.resume(changed, 2, "editor")
+    events = scheduler.resume(changed, 2, "editor", approved(changed, 2))
 
     assert events[0].facts["preserved"] == ["inspect"]
     assert events[0].facts["removed"] == ["test", "publish"]
@@ -362,8 +362,8 @@ def test_a_preserved_step_whose_content_changed_runs_again():
 
 def test_a_failure_after_the_last_allowed_replan_fails_the_run():
     graph = _delivery_graph(max_replans=0)
-    scheduler = Scheduler(graph, "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.get_ready()
 
     scheduler.done("inspect", ToolResult("failed", error="x"))
@@ -373,8 +373,8 @@ def test_a_failure_after_the_last_allowed_replan_fails_the_run():
 
 
 def test_the_state_rebuilt_from_the_events_equals_the_live_state():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.done(*scheduler.get_ready(), ToolResult("succeeded", output={"n": 1}, tokens=3))
     scheduler.get_ready()
     scheduler.done("code", ToolResult("failed", error="boom", cost=0.5))
@@ -386,24 +386,24 @@ def test_the_state_rebuilt_from_the_events_equals_the_live_state():
 
 def test_a_scheduler_over_a_rebuilt_state_continues_where_the_first_stopped():
     graph = _delivery_graph()
-    first = Scheduler(graph, "run-1")
-    first.prepare()
+    first = Scheduler(graph, "run-1", gate=GATE)
+    first.prepare(approved(first.graph))
     first.done(*first.get_ready(), OK)
 
-    second = Scheduler(graph, "run-1", state=rebuild("run-1", first.events))
+    second = Scheduler(graph, "run-1", state=rebuild("run-1", first.events), gate=GATE)
 
     assert second.get_ready() == ("code", "docs")
     assert second.events[0].seq == len(first.events) + 1
 
 
 def test_moves_that_the_status_does_not_allow_are_refused():
-    scheduler = Scheduler(_delivery_graph(), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(_delivery_graph(), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
 
     with pytest.raises(TransitionRefused):
         scheduler.done("publish", OK)
     with pytest.raises(TransitionRefused):
-        scheduler.resume(_delivery_graph(), 2, "x")
+        scheduler.resume(_delivery_graph(), 2, "x", approved(_delivery_graph(), 2))
     with pytest.raises(TransitionRefused):
         scheduler.reconcile("inspect", True, {}, "x")
 
@@ -413,9 +413,9 @@ def test_a_scheduler_that_observes_another_workers_events_sees_a_join_become_rea
     graph = compile_graph(
         plan(*steps, {"id": "join", "tool": "noop", "depends_on": ["s0", "s1", "s2"]})
     )
-    mine = Scheduler(graph, "run-1")
-    mine.prepare()
-    theirs = Scheduler(graph, "run-1", state=mine.state)
+    mine = Scheduler(graph, "run-1", gate=GATE)
+    mine.prepare(approved(mine.graph))
+    theirs = Scheduler(graph, "run-1", state=mine.state, gate=GATE)
     assert mine.get_ready() == ("s0", "s1", "s2")
     mine.done("s0", OK)  # counts what join still waits for
     theirs_state_events = []

@@ -8,7 +8,7 @@ from forge.runtime import Scheduler, approval_hash
 from forge.runtime.local import LocalRun
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, builtin_registry
 
-from .conftest import SIGNER, compile_graph, plan
+from .conftest import GATE, SIGNER, approved, compile_graph, plan
 
 
 def _compiler(policy=DEFAULT_POLICY):
@@ -31,7 +31,9 @@ def _executions(records):
 
 
 def test_normal_completion_runs_every_step_once_in_dependency_order(executor, records, tmp_path):
-    result = LocalRun(_compiler(), executor, tmp_path).run(_report_plan({"risk_score": 3}))
+    result = LocalRun(_compiler(), executor, tmp_path, approver="carol").run(
+        _report_plan({"risk_score": 3})
+    )
 
     assert result.status == "succeeded"
     assert _executions(records) == ["inspect", "summarise", "history", "publish"]
@@ -46,7 +48,7 @@ def test_a_tool_failure_stops_the_run_for_a_replan_with_its_reset_set(executor, 
         {"id": "publish", "tool": "noop", "depends_on": ["fetch"]},
     )  # fmt: skip
 
-    result = LocalRun(_compiler(), executor, tmp_path).run(failing)
+    result = LocalRun(_compiler(), executor, tmp_path, approver="carol").run(failing)
 
     assert result.status == "needs_replan"
     assert result.state.failed_step == "fetch"
@@ -59,7 +61,7 @@ def test_a_tool_failure_stops_the_run_for_a_replan_with_its_reset_set(executor, 
 def test_a_replan_resumes_the_run_and_never_reexecutes_preserved_steps(executor, records, tmp_path):
     planner = ScriptedPlanner([_report_plan({"risk_score": 4})])
 
-    result = LocalRun(_compiler(), executor, tmp_path, planner=planner).run(
+    result = LocalRun(_compiler(), executor, tmp_path, planner=planner, approver="carol").run(
         _report_plan({"risk_score": 99})
     )
 
@@ -92,14 +94,14 @@ def test_a_user_who_changes_the_requirement_mid_run_gets_a_new_version_that_keep
         requires_approval_before=["file_write"],
     )  # fmt: skip
     policy = Policy.allowing(["compute", "file_write"])
-    scheduler = Scheduler(compile_graph(first, policy), "run-1")
-    scheduler.prepare()
+    scheduler = Scheduler(compile_graph(first, policy), "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
     scheduler.done(*scheduler.get_ready(), _ok({"facts": [1]}))
     assert scheduler.state.status == "awaiting_approval"
 
     scheduler.reject("publish", "carol", "the board wants it, not the wiki")
     new_graph = compile_graph(changed, policy)
-    events = scheduler.resume(new_graph, 2, "dave")
+    events = scheduler.resume(new_graph, 2, "dave", approved(new_graph, 2))
 
     assert events[0].facts["preserved"] == ["inspect"]
     assert scheduler.state.status == "awaiting_approval"
@@ -121,7 +123,7 @@ def test_a_permission_refusal_stops_the_plan_before_anything_runs(executor, tmp_
          "depends_on": ["inspect"]},
     )  # fmt: skip
 
-    result = LocalRun(compiler, executor, tmp_path).run(document)
+    result = LocalRun(compiler, executor, tmp_path, approver="carol").run(document)
 
     assert result.status == "not_compiled"
     [refusal] = [d for d in result.diagnostics if d.code == "unauthorized_tool"]

@@ -33,12 +33,45 @@ def test_high_risk_tools_wait_for_approval():
     risky = (
         builtin_registry()
         .get("shell")
-        .__class__("deploy", "Deploys", {"type": "object"}, "deploy", "external", False, "high")
+        .__class__("deploy", "Deploys", {"type": "object"}, "deploy", "write", False, "high")
     )
     decision = PolicyEngine(Policy.allowing(["deploy"])).decide(risky)
 
     assert decision.requires_approval
     assert decision.approval_reasons == ("tool 'deploy' is high risk",)
+
+
+@pytest.mark.parametrize("effect", ["external", "delete", "payment", "production"])
+def test_forced_side_effects_wait_for_a_person_and_no_policy_removes_that(effect):
+    tool = (
+        builtin_registry()
+        .get("noop")
+        .__class__("act", "Acts", {"type": "object"}, "acts", effect, False, "low")
+    )
+    lenient = Policy.from_data({"allow": {"acts": ["*"]}, "approve_high_risk": False})
+
+    decision = PolicyEngine(lenient).decide(tool)
+
+    assert decision.approval_reasons == (f"{effect} side effects always need a person's approval",)
+
+
+def test_a_call_is_decided_by_its_own_side_effect_not_only_its_tools():
+    http = builtin_registry().get("http_request")
+    engine = PolicyEngine(Policy.allowing(["http"]))
+
+    assert engine.decide(http, (), "read").approval_reasons == ()
+    assert engine.decide(http).approval_reasons == (
+        "external side effects always need a person's approval",
+    )
+
+
+def test_a_policy_may_let_read_only_replans_continue_and_names_anything_else():
+    assert Policy.from_data({"auto_approve_replans": "read_only"}).auto_approve_replans == (
+        "read_only"
+    )
+    assert Policy.from_data({}).auto_approve_replans == "never"
+    with pytest.raises(PolicyError, match="auto_approve_replans"):
+        Policy.from_data({"auto_approve_replans": "always"})
 
 
 def test_a_policy_is_read_from_plain_data():

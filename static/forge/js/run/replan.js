@@ -2,8 +2,10 @@
 // start over and which keep their results (also highlighted on the graph), a link to the
 // editor to save a fixed version, and "Resume with version N" over the plan's versions
 // newer than the run's (GET /plans/{id}/versions), which POSTs /runs/{id}/resume. The
-// server decides: a version with errors, or one that drops a constraint without being
-// approved (409 drift_needs_approval), is refused, and the refusal is shown as it came.
+// server decides (the approval gate): a version with errors, one no person other than
+// its author approved (409 needs_person, unless the policy continues a read-only
+// replan), or one that drops a constraint (409 drift_needs_approval) is refused, and the
+// refusal is shown as it came.
 import { h, replaceChildren } from "../common/dom.js";
 import { describe, failureVerb } from "./words.js";
 
@@ -114,7 +116,7 @@ export class ReplanPanel {
     else if (usable.length) this.select.value = String(usable[0].number);
     this.form.querySelector("button[type=submit]").disabled = !usable.length;
     this.hint.textContent = usable.length
-      ? `A version that keeps every constraint of v${current} resumes as it is; one that drops a constraint must be approved first.`
+      ? `A version resumes once a person other than its author approved it (where the policy allows, a read-only replan continues on its own); one that drops a constraint of v${current} always waits for a person.`
       : `Save a fixed version in the editor, then refresh this list.`;
   }
 
