@@ -1,7 +1,8 @@
 """Live streaming and the worker path, measured on real processes in both deployments.
 
 For each deployment (embedded: SQLite, one worker process, no Redis; scale-out:
-PostgreSQL with Redis) it starts daphne and a worker over a fresh database and measures:
+PostgreSQL with Redis) it starts the web server (uvicorn) and a worker over a fresh database
+and measures:
 
 - latency from an event's commit in the worker to its arrival at a websocket client
   (p50 and p99 over every event of a run of noop steps);

@@ -145,7 +145,12 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="plan document (JSON, YAML or Mermaid); - reads stdin")
     parser.add_argument("--format", choices=["json", "yaml", "mermaid"], help="input format")
     parser.add_argument("--max-bytes", type=int, default=DEFAULT_LIMITS.max_bytes)
-    parser.add_argument("--max-steps", type=int, default=DEFAULT_LIMITS.max_steps)
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_LIMITS.max_steps,
+        help="most steps; also sets the most nodes parsing may read (50 per step, 10,000 at least)",
+    )
 
 
 def read_document(args: argparse.Namespace) -> PlanDocument:

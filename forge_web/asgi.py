@@ -1,5 +1,6 @@
-"""ASGI entry point: HTTP through Django (and /static/ unless a proxy serves it),
-websockets through Channels."""
+"""ASGI entry point: HTTP through Django (and /static/ unless a proxy serves it) behind
+the request body limit, websockets through Channels. Served by uvicorn
+(``python -m forge_web.serve``)."""
 
 import os
 
@@ -13,8 +14,12 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-http_app = (
-    ASGIStaticFilesHandler(django_asgi_app) if settings.FORGE_SERVE_STATIC else django_asgi_app
+from forge_web.body_limit import BodyLimit  # noqa: E402
+
+# A body over the limit is refused before Django reads any of it (forge_web.body_limit).
+http_app = BodyLimit(
+    ASGIStaticFilesHandler(django_asgi_app) if settings.FORGE_SERVE_STATIC else django_asgi_app,
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
 )
 
 from accounts.websockets import WebsocketAuthStack  # noqa: E402

@@ -9,6 +9,7 @@ those is still tunable on its own.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -16,6 +17,7 @@ from django.utils.csp import CSP
 
 from forge_web.databases import database_from_url
 from forge_web.env import envbool, envchoice, envint, envlist, envstr
+from forge_web.hosts import non_local_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -38,12 +40,19 @@ ALLOWED_HOSTS = envlist(
 )
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must name the site's host(s) when FORGE_PRODUCTION=1")
+# The development key is in the repository: whatever it signs anyone can forge. Without
+# FORGE_PRODUCTION that is tolerable only while the site answers to loopback names alone.
+if SECRET_KEY == _DEV_SECRET and (public := non_local_hosts(ALLOWED_HOSTS)):
+    raise ImproperlyConfigured(
+        f"the development SECRET_KEY is public, but ALLOWED_HOSTS names {public[0]!r}, "
+        "which is not a local host: set SECRET_KEY to a long random value (and "
+        "FORGE_PRODUCTION=1 for a site others reach), or list only local hosts"
+    )
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
 
 # --- Applications ---------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "daphne",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -52,6 +61,7 @@ INSTALLED_APPS = [
     "channels",
     "django_tasks_db",
     "ninja",  # serves the API docs' Swagger UI from our own static files, not a CDN
+    "axes",  # login throttling; before forge_web, whose audit receivers read what axes decided
     "accounts",
     "audit",
     "plans",
@@ -71,6 +81,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: turns a login refused for a lockout into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "forge_web.urls"
@@ -98,12 +110,35 @@ AUTH_USER_MODEL = "accounts.User"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# AxesStandaloneBackend first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (django-axes, docs/security.md). Failures are counted per username and,
+# separately, per address: the first stops guessing one account from many addresses, the
+# second one address guessing many accounts (password spraying). Either count reaching the
+# limit refuses logins, right password or not, until the cool-off has passed since the
+# last counted failure; attempts during a lockout are refused without being counted, so
+# they neither extend it nor cost a write. Counts live in the database, shared by every
+# web process. The address is the connection's (REMOTE_ADDR): behind a proxy, the ASGI
+# server must be told to trust its X-Forwarded-For (FORGE_FORWARDED_ALLOW_IPS).
+FORGE_LOGIN_FAILURE_LIMIT = envint("FORGE_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+FORGE_LOGIN_COOLOFF_MINUTES = envint("FORGE_LOGIN_COOLOFF_MINUTES", 15, minimum=1)
+AXES_FAILURE_LIMIT = FORGE_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=FORGE_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # successful logins are in Forge's audit trail already
+AXES_ENABLE_ADMIN = False
 
 # --- Database, tasks, channels --------------------------------------------------------
 
@@ -170,9 +205,13 @@ SILENCED_SYSTEM_CHECKS = envlist("SILENCED_SYSTEM_CHECKS", [])
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
-# forge_serve runs daphne alone, so the ASGI app serves /static/ itself unless a proxy
+# forge_serve runs uvicorn alone, so the ASGI app serves /static/ itself unless a proxy
 # in front does it (then set FORGE_SERVE_STATIC=0 and run collectstatic).
 FORGE_SERVE_STATIC = envbool("FORGE_SERVE_STATIC", True)
+# The proxies whose X-Forwarded-For and X-Forwarded-Proto uvicorn may believe
+# (forge_web.serve); empty: none, the connection's own address is the client's. Login
+# throttling counts per client address, so behind a proxy this must name it.
+FORGE_FORWARDED_ALLOW_IPS = envlist("FORGE_FORWARDED_ALLOW_IPS", [])
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -198,6 +237,8 @@ FORGE_MAX_PLAN_BYTES = envint("FORGE_MAX_PLAN_BYTES", 4 * 1024 * 1024, minimum=1
 FORGE_MAX_PLAN_STEPS = envint("FORGE_MAX_PLAN_STEPS", 5000, minimum=1)
 # A plan travels inside a JSON body, where escaping can double it: let Django accept
 # such a body so that the plan importer, not Django, refuses an oversized plan by name.
+# It is also the most any request body may be: forge_web.body_limit refuses a larger one
+# before the server reads it (413 request_too_large), whoever sends it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * FORGE_MAX_PLAN_BYTES + 1024 * 1024)
 
 # The tool policy plans are compiled and runs authorised with: a YAML or JSON file of

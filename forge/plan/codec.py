@@ -24,7 +24,7 @@ from forge.plan.document import (
     RiskLevel,
     Step,
 )
-from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_depth, check_id
+from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_id, check_shape
 
 __all__ = ["canonical_json", "content_hash", "from_data", "to_data"]
 
@@ -101,7 +101,7 @@ def _kind(value: object) -> str:
 
 def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
     """Build a ``PlanDocument`` from parsed JSON or YAML, refusing anything malformed."""
-    check_depth(data, limits.max_depth)
+    check_shape(data, limits)
     plan = _mapping(data, "")
     _known(plan, _PLAN_FIELDS, "")
     schema = _str(plan.get("schema", SCHEMA), "schema")

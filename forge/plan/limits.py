@@ -1,6 +1,9 @@
 """Import limits: what a plan document may be before Forge refuses to read it.
 
 Each limit has its own error code, and each refusal names the limit and its value.
+Bytes bound what a parser reads, but not the work it does: four MiB of ``1,1,1,...`` are
+two million values. ``max_nodes`` bounds that work, and every reader counts nodes as it
+goes and stops at the first one over (``docs/security.md``, Abuse limits).
 """
 
 from __future__ import annotations
@@ -14,20 +17,41 @@ from forge.errors import PlanDocumentError
 __all__ = [
     "DEFAULT_LIMITS",
     "ID_PATTERN",
+    "MIN_NODE_LIMIT",
+    "NODES_PER_STEP",
     "ImportLimits",
-    "check_depth",
     "check_id",
+    "check_shape",
     "too_deep",
 ]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
+# A step as rich as the specification's example (id, description, dependencies, tool,
+# args, tools_allowed, a done_when with checks, timeout, retries, rollback hint) is about
+# 35 nodes; 50 leaves room for larger arguments while keeping the most a parser may be
+# made to read near a quarter of a million nodes, which libyaml's events pass in well
+# under a second (bench/import_limits.py).
+NODES_PER_STEP = 50
+MIN_NODE_LIMIT = 10_000  # so that a small step limit still allows a few large arguments
+
+
 @dataclass(frozen=True)
 class ImportLimits:
+    """``max_nodes`` counts every key, value, list and mapping of the document's data, a
+    YAML alias as the nodes it repeats; None derives it from ``max_steps``."""
+
     max_bytes: int = 4 * 1024 * 1024
     max_steps: int = 5000
     max_depth: int = 32
+    max_nodes: int | None = None
+
+    @property
+    def node_limit(self) -> int:
+        if self.max_nodes is not None:
+            return self.max_nodes
+        return max(self.max_steps * NODES_PER_STEP, MIN_NODE_LIMIT)
 
     def check_size(self, size: int) -> None:
         if size > self.max_bytes:
@@ -42,6 +66,15 @@ class ImportLimits:
                 f"document has {count} steps, over the limit of {self.max_steps} steps (max_steps)",
                 code="too_many_steps",
             )
+
+    def too_many_nodes(self) -> PlanDocumentError:
+        """The error for the first node over ``node_limit``; readers raise it the moment
+        they count that node (adding where it is when they know)."""
+        return PlanDocumentError(
+            f"document has more than {self.node_limit} nodes (keys, values, lists and "
+            f"mappings), over the limit of {self.node_limit} (max_nodes)",
+            code="too_many_nodes",
+        )
 
 
 DEFAULT_LIMITS = ImportLimits()
@@ -58,19 +91,31 @@ def check_id(value: object, path: str) -> str:
     return value
 
 
-def check_depth(data: Any, max_depth: int) -> None:
-    """Refuse data nested deeper than ``max_depth`` containers, without recursion."""
+def check_shape(data: Any, limits: ImportLimits) -> None:
+    """Refuse data nested deeper than ``max_depth`` containers or holding more than
+    ``node_limit`` nodes, without recursion.
+
+    Children are counted before they are stacked, so data far over the limit costs no
+    more than data at it; a value shared by several places (a YAML alias) counts at each.
+    """
+    budget = limits.node_limit - 1  # the root
+    if budget < 0:
+        raise limits.too_many_nodes()
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict):
             children: Any = value.values()
+            budget -= 2 * len(value)  # each key and its value
         elif isinstance(value, list):
             children = value
+            budget -= len(value)
         else:
             continue
-        if depth > max_depth:
-            raise too_deep(max_depth)
+        if depth > limits.max_depth:
+            raise too_deep(limits.max_depth)
+        if budget < 0:
+            raise limits.too_many_nodes()
         stack.extend((child, depth + 1) for child in children)
 
 

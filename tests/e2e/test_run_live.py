@@ -1,4 +1,4 @@
-"""The live run page in Chromium, against a real deployment: daphne (pytest-django's
+"""The live run page in Chromium, against a real deployment: uvicorn (pytest-django's
 live server speaks WSGI and has no websockets) and ``manage.py forge_worker`` processes
 over a file SQLite database loaded with ``forge_demo`` (tests.integration.deployment).
 

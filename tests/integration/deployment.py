@@ -1,4 +1,4 @@
-"""A real Forge deployment for integration tests: daphne and worker processes over a
+"""A real Forge deployment for integration tests: web (uvicorn) and worker processes over a
 fresh database (an SQLite file, or a new PostgreSQL database with Redis as the channel
 layer), driven only through HTTP and websockets, as users and scripts drive it."""
 
@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -87,12 +88,11 @@ class Deployment:
                 [
                     sys.executable,
                     "-m",
-                    "daphne",
-                    "-b",
+                    "forge_web.serve",
+                    "--host",
                     "127.0.0.1",
-                    "-p",
+                    "--port",
                     str(self.port),
-                    "forge_web.asgi:application",
                 ],
                 "web",
             )
@@ -193,6 +193,67 @@ class Deployment:
 
             with psycopg.connect(POSTGRES, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self._database}" WITH (FORCE)')
+
+
+class RawRequest:
+    """One POST on a raw socket, its body written by the caller while a thread reads the
+    answer, so the caller knows how much of the body was sent when the answer came."""
+
+    def __init__(
+        self, deployment: Deployment, headers: dict[str, str], path: str = "/api/v1/plans"
+    ) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", deployment.port), timeout=30)
+        lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{deployment.port}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.sent = 0
+        self.received = b""
+        self.answered = threading.Event()  # the status line and headers are in
+        self.closed = threading.Event()  # the server closed the connection
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            while chunk := self.sock.recv(65536):
+                self.received += chunk
+                if b"\r\n\r\n" in self.received:
+                    self.answered.set()
+        except OSError:
+            pass
+        self.closed.set()
+        self.answered.set()
+
+    def send(self, data: bytes) -> bool:
+        """Write ``data`` unless an answer came already; False once the server answered
+        or stopped reading."""
+        if self.answered.is_set():
+            return False
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            return False
+        self.sent += len(data)
+        return True
+
+    def response(self, timeout: float) -> tuple[int, dict[str, str], bytes]:
+        if not self.answered.wait(timeout):
+            raise AssertionError(f"no answer within {timeout} s, {self.sent} bytes sent")
+        if b"\r\n\r\n" not in self.received:
+            raise AssertionError(f"closed without an answer, {self.sent} bytes sent")
+        head, _, body = self.received.partition(b"\r\n\r\n")
+        status_line, *header_lines = head.decode().split("\r\n")
+        headers = {
+            name.lower(): value for name, value in (line.split(": ", 1) for line in header_lines)
+        }
+        deadline = time.monotonic() + timeout
+        length = int(headers.get("content-length", "0"))
+        while len(body) < length and not self.closed.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+            body = self.received.partition(b"\r\n\r\n")[2]
+        return int(status_line.split()[1]), headers, body
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 def events_json(messages: list[str]) -> list[dict[str, Any]]:

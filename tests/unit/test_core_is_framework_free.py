@@ -7,7 +7,7 @@ from pathlib import Path
 
 import forge
 
-FORBIDDEN = ("django", "ninja", "channels", "daphne", "django_tasks_db", "forge_web")
+FORBIDDEN = ("django", "ninja", "channels", "uvicorn", "django_tasks_db", "forge_web")
 FORBIDDEN += ("accounts", "audit", "plans", "runs")
 
 

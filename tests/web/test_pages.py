@@ -66,7 +66,7 @@ def test_a_wrong_password_shows_an_error_and_is_audited_without_the_password(mak
     assert (event.actor, event.action, event.payload) == (
         "web:anonymous",
         "user.login_failed",
-        {"username": "alice"},
+        {"username": "alice", "ip_address": "127.0.0.1", "failures": 1},
     )
     assert "wrong-guess" not in event.hash + str(event.payload)
 

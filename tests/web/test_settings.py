@@ -193,6 +193,46 @@ def test_production_mode_refuses_an_unsafe_configuration(load_settings, env, mes
         load_settings(**{**PRODUCTION_ENV, **env})
 
 
+# --- The development secret key ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    ["forge.example.com", "localhost,forge.example.com", "*", "10.0.0.5", ".example.com"],
+)
+def test_the_development_key_is_refused_when_allowed_hosts_names_a_non_local_host(
+    load_settings, hosts
+):
+    with pytest.raises(ImproperlyConfigured, match="development SECRET_KEY") as caught:
+        load_settings(ALLOWED_HOSTS=hosts)
+
+    assert "FORGE_PRODUCTION" not in os.environ
+    assert "set SECRET_KEY" in str(caught.value)
+
+
+def test_the_development_key_is_refused_even_when_set_explicitly(load_settings):
+    development_key = load_settings()["SECRET_KEY"]
+
+    with pytest.raises(ImproperlyConfigured, match="development SECRET_KEY"):
+        load_settings(SECRET_KEY=development_key, ALLOWED_HOSTS="forge.example.com")
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    ["localhost,127.0.0.1,[::1],::1,testserver", "forge.localhost,.localhost", "127.0.0.2", ""],
+)
+def test_the_development_key_serves_local_hosts_only(load_settings, hosts):
+    assert load_settings(ALLOWED_HOSTS=hosts)["ALLOWED_HOSTS"] == [
+        host.strip() for host in hosts.split(",") if host.strip()
+    ]
+
+
+def test_a_real_key_may_serve_any_host_outside_production_mode(load_settings):
+    values = load_settings(SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="forge.example.com")
+
+    assert values["ALLOWED_HOSTS"] == ["forge.example.com"]
+
+
 def test_the_deploy_check_passes_in_production_mode():
     env = {k: v for k, v in os.environ.items() if k not in FORGE_VARIABLES}
     if shutil.which("bwrap") is None:

@@ -52,7 +52,8 @@ def load_plan(
     Raises ``PlanDocumentError``; its ``code`` says why: ``unsupported_format``,
     ``document_too_large``, ``invalid_encoding``, ``invalid_json``, ``invalid_yaml``,
     ``invalid_mermaid``, ``duplicate_key``, ``yaml_tag``, ``yaml_aliases``,
-    ``document_too_deep``, ``too_many_steps``, ``invalid_id``, or a codec code.
+    ``document_too_deep``, ``too_many_steps``, ``too_many_nodes``, ``invalid_id``, or a
+    codec code.
     """
     reader = _READERS.get(format)
     if reader is None:

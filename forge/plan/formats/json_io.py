@@ -3,7 +3,9 @@
 Parsing refuses what ``json.loads`` would otherwise let through silently: a repeated key
 (the last one would win and the first value be lost) and the non-standard constants
 ``NaN`` and ``Infinity``. Absurd nesting is turned from ``RecursionError`` into the depth
-limit's error.
+limit's error. Objects are counted as the parser makes them (each with its keys), so a
+document of a million tiny objects stops at the node limit instead of building them
+all; arrays and scalars cost the C scanner little and are counted by ``from_data``.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ __all__ = ["dump_json", "load_json", "parse_json"]
 
 def parse_json(text: str, limits: ImportLimits) -> object:
     """Plain data from JSON ``text``; raises ``PlanDocumentError`` (``invalid_json``,
-    ``duplicate_key``, ``document_too_deep``)."""
+    ``duplicate_key``, ``document_too_deep``, ``too_many_nodes``)."""
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        return json.loads(
+            text, object_pairs_hook=_CountedObjects(limits), parse_constant=_no_constant
+        )
     except PlanDocumentError:
         raise
     except json.JSONDecodeError as error:
@@ -48,17 +52,29 @@ def dump_json(document: PlanDocument) -> str:
     return json.dumps(to_data(document), indent=2, ensure_ascii=False) + "\n"
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise PlanDocumentError(
-                f"duplicate key {key!r} in a JSON object: the first value would be lost",
-                code="duplicate_key",
-                path=key,
-            )
-        data[key] = value
-    return data
+class _CountedObjects:
+    """The ``object_pairs_hook``: each object with unique keys, counted against the node
+    limit as the object and its keys (a lower bound of the nodes it holds, so nothing the
+    exact count in ``from_data`` accepts is refused here)."""
+
+    def __init__(self, limits: ImportLimits) -> None:
+        self.limits = limits
+        self.budget = limits.node_limit
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        self.budget -= 1 + len(pairs)
+        if self.budget < 0:
+            raise self.limits.too_many_nodes()
+        data: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in data:
+                raise PlanDocumentError(
+                    f"duplicate key {key!r} in a JSON object: the first value would be lost",
+                    code="duplicate_key",
+                    path=key,
+                )
+            data[key] = value
+        return data
 
 
 def _no_constant(name: str) -> NoReturn:

@@ -11,6 +11,11 @@ split by ``;``; ``subgraph``/``end`` flattened; ``classDef``, ``class``, ``style
 ``linkStyle``, ``click``, ``direction``, ``accTitle`` and ``accDescr`` lines ignored;
 optional ``---`` front matter (returned as text). ``~~~`` (an invisible, layout-only
 link) declares its nodes but no edge. Anything else is refused naming its line.
+
+The import limits are applied while parsing, at the line that crosses them: a node past
+``max_steps`` is refused (each node is a step), and so is work past ``node_limit``,
+counting each node, each edge drawn (``a & b --> c & d`` draws four, and a name repeated
+in a group only once) and each comment kept, since each becomes part of the plan.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 
 from forge.errors import PlanDocumentError
 from forge.plan.formats.mermaid_text import MERMAID_ID, unescape_label
+from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
 
 __all__ = ["Flowchart", "mermaid_error", "parse_flowchart"]
 
@@ -64,13 +70,14 @@ def mermaid_error(line: int, message: str) -> PlanDocumentError:
     return PlanDocumentError(f"line {line}: {message}", code="invalid_mermaid", path=f"line {line}")
 
 
-def parse_flowchart(text: str) -> Flowchart:
-    """Parse ``text``; raises ``PlanDocumentError`` (``invalid_mermaid``) naming the line."""
-    return _Parser(text).parse()
+def parse_flowchart(text: str, limits: ImportLimits = DEFAULT_LIMITS) -> Flowchart:
+    """Parse ``text``; raises ``PlanDocumentError`` naming the line: ``invalid_mermaid``,
+    or ``too_many_steps`` and ``too_many_nodes`` at the line that crosses the limit."""
+    return _Parser(text, limits).parse()
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, limits: ImportLimits) -> None:
         # Only "\n" ends a line: str.splitlines() would also split on characters such as
         # U+2028 that may legitimately sit inside a label or a metadata comment.
         self.lines = [line.removesuffix("\r") for line in text.split("\n")]
@@ -78,16 +85,21 @@ class _Parser:
         self.edges: set[tuple[str, str]] = set()
         self.subgraphs: list[int] = []  # lines of the open subgraphs
         self.subgraph_ids: dict[str, int] = {}
+        self.limits = limits
+        self.budget = limits.node_limit  # nodes, edges drawn and comments kept, to go
+        self.number = 0  # the line being read
 
     def parse(self) -> Flowchart:
         start = self._front_matter()
         header = False
         for number, raw in enumerate(self.lines[start:], start + 1):
+            self.number = number
             line = raw.strip()
             if not line:
                 continue
             if line.startswith("%%"):
                 if not line.startswith("%%{"):
+                    self.spend(1)
                     self.chart.comments.append((number, line[2:].strip()))
                 continue
             for statement in _statements(line, number):
@@ -148,6 +160,15 @@ class _Parser:
                 "subgraphs cannot be imported",
             )  # fmt: skip
         if name not in self.chart.labels:
+            if len(self.chart.labels) >= self.limits.max_steps:
+                over, limit = len(self.chart.labels) + 1, self.limits.max_steps
+                raise PlanDocumentError(
+                    f"line {number}: the flowchart has at least {over} steps, over the "
+                    f"limit of {limit} steps (max_steps)",
+                    code="too_many_steps",
+                    path=f"line {number}",
+                )
+            self.spend(1)
             self.chart.labels[name] = label
             self.chart.lines[name] = number
         elif label is not None:
@@ -157,6 +178,18 @@ class _Parser:
         if (source, target) not in self.edges:
             self.edges.add((source, target))
             self.chart.edges.append((source, target))
+
+    def spend(self, nodes: int) -> None:
+        """Count ``nodes`` (nodes, edges or comments) against the node limit."""
+        self.budget -= nodes
+        if self.budget < 0:
+            limit, where = self.limits.node_limit, f"line {self.number}"
+            raise PlanDocumentError(
+                f"{where}: the flowchart's nodes, links and comments come to more than "
+                f"{limit}, over the limit of {limit} (max_nodes)",
+                code="too_many_nodes",
+                path=where,
+            )
 
 
 class _Chain:
@@ -171,6 +204,9 @@ class _Chain:
             visible = self._link()
             following = self._group()
             if visible:
+                # Paid for before drawing (repeats too: drawing them is work all the same),
+                # so groups that multiply past the limit cost only their reading.
+                self.parser.spend(len(group) * len(following))
                 for target in following:
                     for source in group:
                         self.parser.edge(source, target)
@@ -190,7 +226,8 @@ class _Chain:
             self.pos += 1
             self._skip_spaces()
             names.append(self._node())
-        return names
+        # Once each: "a & a & a --> b & b" must not cost the square of its length.
+        return list(dict.fromkeys(names))
 
     def _node(self) -> str:
         match = MERMAID_ID.match(self.text, self.pos)

@@ -34,7 +34,7 @@ _STEP_KEYS = {"id", "depends_on", "tool", "args", "tools_allowed", "done_when", 
 
 
 def load_mermaid(text: str, limits: ImportLimits) -> PlanDocument:
-    chart = parse_flowchart(text)
+    chart = parse_flowchart(text, limits)
     limits.check_step_count(len(chart.labels))
     plan: dict[str, Any] | None = None
     steps: dict[str, dict[str, Any]] = {}

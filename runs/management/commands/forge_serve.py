@@ -1,4 +1,5 @@
-"""Start the web server (daphne) and one task worker together, stopping both on Ctrl-C."""
+"""Start the web server (uvicorn, ``forge_web.serve``) and task workers together, stopping all
+on Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 
 class Command(BaseCommand):
-    help = "Serve Forge: daphne for HTTP and websockets plus one Django Tasks worker."
+    help = "Serve Forge: uvicorn for HTTP and websockets plus one Django Tasks worker."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
@@ -21,9 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, host: str, port: int, workers: int, **options: Any) -> None:
         python = sys.executable
-        commands = [
-            [python, "-m", "daphne", "-b", host, "-p", str(port), "forge_web.asgi:application"]
-        ]
+        commands = [[python, "-m", "forge_web.serve", "--host", host, "--port", str(port)]]
         commands += [[python, "manage.py", "forge_worker"] for _ in range(workers)]
         processes = [subprocess.Popen(command) for command in commands]
         self.stdout.write(f"Forge is running at http://{host}:{port}/  (Ctrl-C stops it)")

@@ -2,11 +2,21 @@
 
 import json
 import time
+import tracemalloc
 
 import pytest
+import yaml
 
 from forge.errors import PlanDocumentError
-from forge.plan import ImportLimits, PlanDocument, Step, dump_plan, load_plan
+from forge.plan import (
+    DEFAULT_LIMITS,
+    ImportLimits,
+    PlanDocument,
+    Step,
+    dump_plan,
+    from_data,
+    load_plan,
+)
 from forge.plan.formats import yaml_safe
 
 FORMATS = ("json", "yaml", "mermaid")
@@ -226,3 +236,177 @@ def test_a_yaml_duplicate_key_names_its_line(yaml_loader):
         load_plan("goal: first\nsteps: []\ngoal: second\n", "yaml")
 
     assert caught.value.message.startswith("line 3, column 1: duplicate key 'goal'")
+
+
+# --- Work bounds: nodes are counted while parsing, not after --------------------------
+# The byte limit alone let a 4 MiB document hold two million one-character values, which
+# took half a minute and most of a gigabyte to parse before any other limit looked at it.
+# Each test below proves the refusal came at the limit (where the parser stopped, or what
+# it counted), and bounds time and memory generously: precise timings are in
+# bench/import_limits.py.
+
+MIB = 2**20
+
+
+def _refused(action):
+    """``action``'s PlanDocumentError, the wall time it took and the peak of Python
+    allocations while it ran (a second run, since tracing slows everything down)."""
+    started = time.perf_counter()
+    with pytest.raises(PlanDocumentError) as caught:
+        action()
+    seconds = time.perf_counter() - started
+    tracemalloc.start()
+    try:
+        with pytest.raises(PlanDocumentError):
+            action()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return caught.value, seconds, peak
+
+
+def _flow_list(count: int, item: str = "1") -> str:
+    return "goal: g\nsteps: []\nx: [" + ",".join([item] * count) + "]\n"
+
+
+def test_a_4_mib_yaml_list_of_two_million_items_is_refused_at_the_node_limit():
+    source = _flow_list(2_000_000)
+    assert 4_000_000 < len(source) <= DEFAULT_LIMITS.max_bytes
+
+    error, seconds, peak = _refused(lambda: load_plan(source, "yaml"))
+
+    # Seven nodes come before the list's items (the mapping, goal, g, steps, [], x, the
+    # list); the item that makes one node too many is item max_nodes - 6, at this column.
+    item = DEFAULT_LIMITS.node_limit - 6
+    assert error.code == "too_many_nodes"
+    assert error.message.startswith(f"line 3, column {len('x: [') + 2 * item - 1}: ")
+    assert f"over the limit of {DEFAULT_LIMITS.node_limit} (max_nodes)" in error.message
+    assert (seconds < 5, peak < 256 * MIB) == (True, True)
+
+
+def test_the_yaml_node_limit_holds_with_either_parser(yaml_loader):
+    error, _, peak = _refused(
+        lambda: load_plan(_flow_list(100_000), "yaml", ImportLimits(max_nodes=1000))
+    )
+
+    assert error.code == "too_many_nodes"
+    assert error.message.startswith(f"line 3, column {len('x: [') + 2 * 994 - 1}: ")
+    assert peak < 16 * MIB  # nothing of the 100,000 items was kept
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_document_of_exactly_max_nodes_is_read_and_one_node_more_is_refused(fmt):
+    data = {"goal": "g", "steps": [{"id": "a", "args": {"items": list(range(10))}}]}
+    source = json.dumps(data) if fmt == "json" else yaml.safe_dump(data)
+    # the plan, goal and its value, steps and its list, the step, id and its value, args
+    # and its mapping, items and its list: 12 nodes, and 10 items
+    assert (
+        load_plan(source, fmt, ImportLimits(max_nodes=22)).steps[0].args == data["steps"][0]["args"]
+    )
+
+    with pytest.raises(PlanDocumentError, match=r"over the limit of 21 \(max_nodes\)") as caught:
+        load_plan(source, fmt, ImportLimits(max_nodes=21))
+    assert caught.value.code == "too_many_nodes"
+
+
+def test_yaml_aliases_count_as_the_nodes_they_repeat(yaml_loader):
+    source = "goal: g\nsteps:\n  - id: a\n    args: {x: &a [1, 2, 3], y: [*a, *a]}\n"
+
+    assert load_plan(source, "yaml", ImportLimits(max_nodes=25)).steps[0].args["y"] == [
+        [1, 2, 3],
+        [1, 2, 3],
+    ]
+    with pytest.raises(PlanDocumentError) as caught:
+        load_plan(source, "yaml", ImportLimits(max_nodes=24))
+    assert caught.value.code == "too_many_nodes"
+    assert caught.value.message.startswith("line 4, column 37: ")  # the second *a
+
+
+@pytest.mark.parametrize("item", ["1", "{}", "[]", '""'])
+def test_a_4_mib_json_document_of_tiny_values_is_refused_for_its_node_count(item):
+    count = 4_000_000 // (len(item) + 1)
+    source = '{"goal": "g", "steps": [], "x": [' + ",".join([item] * count) + "]}"
+
+    error, seconds, peak = _refused(lambda: load_plan(source, "json"))
+
+    assert error.code == "too_many_nodes"
+    assert (seconds < 5, peak < 256 * MIB) == (True, True)
+
+
+def test_plain_data_over_the_node_limit_is_refused_before_it_is_read():
+    data = {"goal": "g", "steps": [], "x": [0] * 2_000_000}
+
+    with pytest.raises(PlanDocumentError, match="max_nodes") as caught:
+        from_data(data)
+
+    assert caught.value.code == "too_many_nodes"
+
+
+def test_the_node_limit_leaves_room_for_max_steps_steps_as_rich_as_the_spec_example():
+    rich = {
+        "description": "Read supplier contracts and purchase history",
+        "tool": "sql_read",
+        "args": {"query": "select * from contracts"},
+        "tools_allowed": ["file_search", "sql_read"],
+        "done_when": {
+            "description": "Contracts summarised as structured facts",
+            "required_keys": ["facts"],
+            "checks": ["length(facts) > `0`"],
+        },
+        "timeout_s": 30,
+        "retries": 0,
+        "rollback_hint": "nothing to undo",
+    }
+    steps = [
+        {"id": f"s{n}", "depends_on": [f"s{n - 1}"] if n else [], **rich}
+        for n in range(DEFAULT_LIMITS.max_steps)
+    ]
+
+    document = from_data({"goal": "many rich steps", "steps": steps})
+
+    assert len(document.steps) == DEFAULT_LIMITS.max_steps
+
+
+def test_a_flowchart_of_200_000_nodes_is_refused_at_the_first_node_over_the_step_limit():
+    source = "flowchart TD\n" + "\n".join(f"    n{i}" for i in range(200_000)) + "\n"
+
+    error, seconds, peak = _refused(lambda: load_plan(source, "mermaid"))
+
+    over = DEFAULT_LIMITS.max_steps + 1
+    assert error.code == "too_many_steps"
+    assert error.path == f"line {over + 1}"  # the header is line 1, node n0 line 2
+    assert f"at least {over} steps, over the limit of" in error.message
+    assert (seconds < 5, peak < 256 * MIB) == (True, True)
+
+
+def test_flowchart_groups_that_multiply_into_many_edges_are_refused_while_parsing():
+    left = " & ".join(f"a{i}" for i in range(700))
+    right = " & ".join(f"b{i}" for i in range(700))
+    source = f"flowchart TD\n    {left} --> {right}\n"
+
+    error, seconds, peak = _refused(lambda: load_plan(source, "mermaid"))
+
+    assert error.code == "too_many_nodes"
+    assert error.path == "line 2"
+    assert (seconds < 5, peak < 256 * MIB) == (True, True)
+
+
+def test_a_flowchart_that_repeats_one_name_in_its_groups_draws_one_edge_cheaply():
+    left = " & ".join(["a"] * 5_000)
+    right = " & ".join(["b"] * 5_000)
+    started = time.perf_counter()
+
+    document = load_plan(f"flowchart TD\n    {left} --> {right}\n", "mermaid")
+
+    assert time.perf_counter() - started < 5  # 25 million pairs, were each one visited
+    assert [(step.id, step.depends_on) for step in document.steps] == [("a", ()), ("b", ("a",))]
+
+
+def test_flowchart_comments_count_towards_the_node_limit():
+    source = "flowchart TD\n" + "%% note\n" * 30 + "    a --> b\n"
+
+    with pytest.raises(PlanDocumentError, match="max_nodes") as caught:
+        load_plan(source, "mermaid", ImportLimits(max_nodes=20))
+
+    assert caught.value.code == "too_many_nodes"
+    assert load_plan(source, "mermaid", ImportLimits(max_nodes=40)).steps[1].depends_on == ("a",)
