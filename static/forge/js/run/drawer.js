@@ -6,7 +6,8 @@
 // A waiting step shows its preview (what it will do) above the decision, and an approval
 // posts the hash of the preview shown. When the server answers 409 preview_changed (the
 // step shows another preview now), the drawer says so, asks the page to catch up, and
-// shows the new preview when its event arrives.
+// shows the new preview when its event arrives. A failed step lists the artifacts of its
+// failed attempt (build logs, ...) first, linked to their downloads.
 //
 // Every value is shown with textContent (JSON pretty-printed into <pre>), so a step's
 // output is words on the page, never markup. The drawer redraws only when its step
@@ -20,6 +21,8 @@ import { STEP_LABELS } from "./state.js";
 import { formatDuration } from "./timeline.js";
 
 const PREVIEW_LIMIT = 64 * 1024;
+// Statuses whose step keeps the artifacts of the attempt that failed.
+const FAILED = new Set(["failed", "invalid"]);
 
 export class StepDrawer {
   constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep, onStale }) {
@@ -103,6 +106,15 @@ export class StepDrawer {
       if (status === "needs_reconciliation") sections.push(this.reconcile(step));
       // A waiting or interrupted step's reason is already in its action box.
       if (step.error && status !== "awaiting_approval" && status !== "needs_reconciliation") sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
+      if (FAILED.has(status) && step.artifacts && step.artifacts.length) {
+        this.failedSection = section("Artifacts of the failed attempt", h("p", { class: "muted", text: "Loading…" }));
+        this.failedSection.dataset.field = "failed-artifacts";
+        this.failedRefs = step.artifacts;
+        sections.push(this.failedSection);
+      } else {
+        this.failedSection = null;
+        this.failedRefs = [];
+      }
     }
     sections.push(section("Arguments", planStep && planStep.args !== undefined ? json(planStep.args, "args") : h("p", { class: "muted", text: planStep && !planStep.tool ? "An agent step: the model chooses its tool calls." : "No arguments." })));
     if (step) {
@@ -248,6 +260,7 @@ export class StepDrawer {
   }
 
   renderRecords() {
+    this.renderFailedArtifacts();
     const target = this.recordsSection && this.recordsSection.querySelector(".section-body");
     if (!target || this.records === null) return;
     if (this.records.error) {
@@ -259,6 +272,21 @@ export class StepDrawer {
       return;
     }
     replaceChildren(target, h("ol", { class: "records" }, this.records.map((record) => this.record(record))));
+  }
+
+  // A failed step's artifact refs ({name, record, ...}) matched with the records' list,
+  // which has the ids downloads need: by record id and name.
+  renderFailedArtifacts() {
+    const target = this.failedSection && this.failedSection.querySelector(".section-body");
+    if (!target || this.records === null) return;
+    const records = Array.isArray(this.records) ? this.records : [];
+    const items = this.failedRefs.map((ref) => {
+      const record = records.find((item) => String(item.id) === String(ref.record));
+      const artifact = record && (record.artifacts || []).find((item) => item.name === ref.name);
+      if (artifact) return this.artifact(artifact);
+      return h("li", { class: "artifact" }, h("span", { text: ref.name }), h("span", { class: "muted small", text: ` ${ref.media_type} · ${size(ref.size || 0)} · not found in the run's records` }));
+    });
+    replaceChildren(target, h("ul", { class: "artifacts" }, items));
   }
 
   record(record) {
