@@ -50,6 +50,7 @@ const replan = new ReplanPanel(document.getElementById("replan-panel"), {
   api,
   user: data.user,
   urls: data.urls,
+  policy: data.policy,
   onResume: (number) => act(() => api.post(`runs/${state.runId}/resume`, { version: number }), `Resumed on v${number}`),
 });
 const drawer = new StepDrawer(document.getElementById("step-drawer"), {
