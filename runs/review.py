@@ -473,7 +473,9 @@ def _version_summary(version: PlanVersion, *, with_document: bool = False) -> di
         data["approvals"] = [
             {
                 "reviewer": approval.reviewer_name,
+                "by_policy": approval.by_policy,
                 "decision": approval.decision,
+                "content_hash": approval.content_hash,
                 "at": approval.created_at,
             }
             for approval in approvals
