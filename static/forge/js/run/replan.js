@@ -14,15 +14,15 @@ import { describe, failureVerb } from "./words.js";
 // Whether `version` (a summary from GET /plans/{id}/versions) can resume the run now, and
 // the words that say so. `policy` is the deployment's auto_approve_replans setting.
 export function resumability(version, policy = "never") {
-  if (version.has_errors) return { ok: false, mark: "has errors: cannot resume", why: `v${version.number} has compile errors.` };
+  if (version.has_errors) return { ok: false, mark: "cannot resume", why: `v${version.number} has compile errors.` };
   if (version.status === "approved") {
-    return { ok: true, mark: "approved: can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
+    return { ok: true, mark: "can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
   }
   const person = `v${version.number} is ${VERSION_LABELS[version.status] || version.status}: a person other than its author (${version.author}) must approve it before the run can resume on it.`;
   if (policy === "read_only" && version.status !== "rejected") {
-    return { ok: false, mark: "not approved: needs a person, or the policy if read-only", why: `${person} Unless it is a read-only replan that keeps every constraint: then the policy approves it when you resume.` };
+    return { ok: false, mark: "needs a person, or the policy", why: `${person} Unless it is a read-only replan that keeps every constraint: then the policy approves it when you resume.` };
   }
-  return { ok: false, mark: "not approved: needs a person", why: person };
+  return { ok: false, mark: "needs a person", why: person };
 }
 
 const VERSION_LABELS = {
@@ -125,7 +125,9 @@ export class ReplanPanel {
     const chosen = this.select.value;
     const options = newer.map((version) => {
       const can = resumability(version, this.policy);
-      const label = [`v${version.number}`, can.mark, `by ${version.author}`, version.note ? truncate(version.note, 40) : ""].filter(Boolean).join(" · ");
+      // The mark first: a narrow list cuts the end of a long label.
+      const status = VERSION_LABELS[version.status] || version.status;
+      const label = [`v${version.number}`, can.mark, status, `by ${version.author}`, version.note ? truncate(version.note, 40) : ""].filter(Boolean).join(" · ");
       return h("option", { value: String(version.number), disabled: version.has_errors || undefined, dataset: { resumable: can.ok ? "yes" : "no" }, text: `${can.ok ? "✓" : "✗"} ${label}` });
     });
     if (!options.length) options.push(h("option", { value: "", text: `No version newer than v${current} yet` }));
