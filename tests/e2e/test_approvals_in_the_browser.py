@@ -82,7 +82,7 @@ def test_a_waiting_write_shows_its_diff_on_the_run_page_and_in_the_queue_and_the
     card = item.locator(".preview-card")
     expect(card).to_have_attribute("data-hash", preview["hash"])
     expect(card.locator(".preview-summary")).to_have_text(summary)
-    expect(card.locator(".line.add")).to_have_text(BOARD_LINES)
+    expect(card.locator(".line-add")).to_have_text(BOARD_LINES)
     expect(card).to_contain_text("Approving binds exactly this preview")
     expect(item.locator("form.decision")).to_have_attribute("data-preview-hash", preview["hash"])
     item.scroll_into_view_if_needed()
@@ -94,11 +94,11 @@ def test_a_waiting_write_shows_its_diff_on_the_run_page_and_in_the_queue_and_the
     person.locator("[data-open-step=publish]").click()
     card = grace.locator("#step-drawer .preview-card")
     expect(card).to_have_attribute("data-hash", preview["hash"])
-    expect(card.locator(".line.meta")).to_have_text(["--- /dev/null", f"+++ b/{BOARD_FILE}"])
-    expect(card.locator(".line.add")).to_have_text(BOARD_LINES)
+    expect(card.locator(".line-meta")).to_have_text(["--- /dev/null", f"+++ b/{BOARD_FILE}"])
+    expect(card.locator(".line-add")).to_have_text(BOARD_LINES)
     # Coloured by class, never by an inline style (the CSP would refuse one anyway).
     assert card.locator("[style]").count() == 0
-    added = "getComputedStyle(document.querySelector('#step-drawer .line.add')).backgroundColor"
+    added = "getComputedStyle(document.querySelector('#step-drawer .line-add')).backgroundColor"
     assert grace.evaluate(added) == "rgb(236, 253, 243)"
     shoot(grace, "2-drawer")
 
@@ -139,7 +139,7 @@ def test_a_file_changed_after_the_page_loaded_is_refused_and_the_new_preview_is_
     second = preview_of(deployment, run_id)
     assert second["hash"] != first["hash"]
     expect(drawer.locator(".preview-card")).to_have_attribute("data-hash", second["hash"])
-    expect(drawer.locator(".line.del")).to_have_text(["-# Q3 draft by someone else"])
+    expect(drawer.locator(".line-del")).to_have_text(["-# Q3 draft by someone else"])
     expect(grace.locator("#people-list [data-step=publish] .preview-changed")).to_have_text(CHANGED)
     assert target.read_text() == "# Q3 draft by someone else\n"
     shoot(grace, "1-page-shows-the-new-diff")
@@ -150,7 +150,7 @@ def test_a_file_changed_after_the_page_loaded_is_refused_and_the_new_preview_is_
     expect(item.locator(".decision-error")).to_have_text(CHANGED)
     expect(item.locator(".preview-changed")).to_have_text(CHANGED)
     expect(item.locator(".preview-card")).to_have_attribute("data-hash", second["hash"])
-    expect(item.locator(".line.del")).to_have_text(["-# Q3 draft by someone else"])
+    expect(item.locator(".line-del")).to_have_text(["-# Q3 draft by someone else"])
     expect(item.locator("form.decision")).to_have_attribute("data-preview-hash", second["hash"])
     item.scroll_into_view_if_needed()
     shoot(queue, "2-queue-refused-shows-the-new-diff")
@@ -167,7 +167,7 @@ def test_a_file_changed_after_the_page_loaded_is_refused_and_the_new_preview_is_
     assert body["preview_hash"] == second["hash"]
     expect(drawer.locator(".preview-card")).to_have_attribute("data-hash", third["hash"])
     expect(drawer.locator(".preview-changed")).to_have_text(CHANGED)
-    expect(drawer.locator(".line.del")).to_have_text(["-# Q3 draft, second try"])
+    expect(drawer.locator(".line-del")).to_have_text(["-# Q3 draft, second try"])
     shoot(grace, "3-page-refused-shows-the-third-diff")
 
     # 4. Approving what the page shows now writes the file.

@@ -255,8 +255,8 @@ def test_the_queue_shows_what_a_waiting_step_will_do_and_its_approval_binds_that
         f'<section class="preview-card" data-kind="file_write" data-hash="{preview["hash"]}">'
         in body
     )
-    assert '<span class="line add">+&lt;script&gt;alert(1)&lt;/script&gt;</span>' in body
-    assert '<span class="line hunk">@@ -0,0 +1 @@</span>' in body
+    assert '<span class="line line-add">+&lt;script&gt;alert(1)&lt;/script&gt;</span>' in body
+    assert '<span class="line line-hunk">@@ -0,0 +1 @@</span>' in body
     assert f'data-preview-hash="{preview["hash"]}"' in body
     assert "Approving binds exactly this preview" in body
     assert f'title="{preview["hash"]}">{preview["hash"][:12]}…</code>' in body

@@ -20,7 +20,7 @@ export function previewCard(preview) {
     h(
       "pre",
       { class: "preview-text", dataset: { kind: preview.kind } },
-      previewLines(preview).map((line) => h("span", { class: `line ${line.kind}`, text: line.text })),
+      previewLines(preview).map((line) => h("span", { class: `line line-${line.kind}`, text: line.text })),
     ),
     h("p", { class: "preview-binds small" }, `${BINDS_SENTENCE} Preview hash `, h("code", { class: "hash", title: preview.hash, text: `${shortHash(preview.hash)}…` }), "."),
   );
