@@ -4,13 +4,14 @@ approval binds."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from forge.plan import from_data
 from plans.models import Approval, PlanVersion
-from runs import services
+from runs import execution, services
 
 from .runs_helpers import approved_version, drain
 
@@ -36,10 +37,14 @@ def workspaces(settings, tmp_path):
 
 
 @pytest.fixture
-def read_only_replans(settings, tmp_path: Path) -> None:
+def read_only_replans(settings, tmp_path: Path) -> Iterator[None]:
     policy = tmp_path / "policy.yaml"
     policy.write_text("allow: {compute: ['*']}\nauto_approve_replans: read_only\n")
     settings.FORGE_POLICY = str(policy)
+    # The worker's executor holds the policy it was built with, once per process.
+    execution.executor.cache_clear()
+    yield
+    execution.executor.cache_clear()
 
 
 def resumed_on_the_policys_approval(author, approver, operator):

@@ -187,7 +187,7 @@ def test_the_run_page_tells_its_resume_panel_whether_the_policy_approves_read_on
     policy.write_text(
         "allow: {compute: ['*'], file_write: ['*']}\nauto_approve_replans: read_only\n"
     )
-    settings.FORGE_POLICY = str(policy)
+    settings.FORGE_POLICY = str(policy)  # read by the page; no step runs under it
 
     after = _page_data(client.get(f"/runs/{run.pk}/"))["policy"]
 
