@@ -91,6 +91,7 @@ def test_a_waiting_write_shows_its_diff_on_the_run_page_and_in_the_queue_and_the
     open_run(grace, run_id)
     person = grace.locator("#people-list [data-step=publish]")
     expect(person.locator(".preview-summary")).to_have_text(summary)
+    shoot(grace, "2-needs-a-person")
     person.locator("[data-open-step=publish]").click()
     card = grace.locator("#step-drawer .preview-card")
     expect(card).to_have_attribute("data-hash", preview["hash"])
@@ -100,7 +101,7 @@ def test_a_waiting_write_shows_its_diff_on_the_run_page_and_in_the_queue_and_the
     assert card.locator("[style]").count() == 0
     added = "getComputedStyle(document.querySelector('#step-drawer .line-add')).backgroundColor"
     assert grace.evaluate(added) == "rgb(236, 253, 243)"
-    shoot(grace, "2-drawer")
+    shoot(grace, "3-drawer")
 
     body = approve_from_drawer(grace, "The review text is right")
 
@@ -108,7 +109,7 @@ def test_a_waiting_write_shows_its_diff_on_the_run_page_and_in_the_queue_and_the
     expect(grace.locator("#run-page")).to_have_attribute("data-status", "succeeded")
     assert step_statuses(grace)["publish"] == "succeeded"
     assert board_file(deployment, run_id).read_text().startswith("# Q3 supplier review\n")
-    shoot(grace, "3-approved-and-written")
+    shoot(grace, "4-approved-and-written")
 
 
 def test_a_file_changed_after_the_page_loaded_is_refused_and_the_new_preview_is_shown(
