@@ -26,6 +26,7 @@ from accounts.permissions import ensure_permission
 from plans.models import Approval, Plan, PlanVersion, VersionStatus
 
 PAGE_SIZE = 25
+MAX_RUN_ID = 2**63 - 1
 # The examples a new user can start from, in the order the new-plan page lists them.
 EXAMPLES = (
     ("seed-003-supplier-risk.json", "Seed 003: supplier risk report (JSON)"),
@@ -109,6 +110,7 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     else:
         version = get_object_or_404(versions, pk=plan.latest_version_id)
     user = request.user
+    replan = _replan(request.GET.get("from_run"), version)
     editor = {
         "plan": {"id": plan.pk, "name": plan.name},
         "version": _version_data(version, with_document=True),
@@ -119,9 +121,36 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
         },
         "api": _api_root(),
         "urls": _plan_urls(plan),
+        "replan": replan,
     }
-    context = {"plan": plan, "version": version, "editor": editor, "status_labels": STATUS_LABELS}
+    context = {
+        "plan": plan,
+        "version": version,
+        "editor": editor,
+        "replan": replan,
+        "status_labels": STATUS_LABELS,
+    }
     return render(request, "plans/editor.html", context)
+
+
+def _replan(from_run: str | None, version: PlanVersion) -> dict[str, Any] | None:
+    """The editor's replan mode, opened from a run that needs a replan
+    (``?version=N&from_run=RUN``): saving posts ``/runs/RUN/replans``, which makes the
+    new version a replan of the run's current version carrying the side effects the run
+    performed. Runs are a floor above plans, so the run is named here and checked by the
+    page's script (``GET /runs/RUN``) and by the API when it saves."""
+    if from_run is None:
+        return None
+    valid = from_run.isascii() and from_run.isdigit() and len(from_run) <= 19
+    if not valid or not 1 <= int(from_run) <= MAX_RUN_ID:
+        raise Http404("no such run")
+    run_id = int(from_run)
+    return {
+        "run": run_id,
+        "from_version": version.number,
+        "endpoint": f"runs/{run_id}/replans",
+        "run_url": reverse("runs:detail", kwargs={"run_id": run_id}),
+    }
 
 
 @require_GET

@@ -27,6 +27,7 @@ from forge.runtime.events import EventType
 from plans.compilation import stored_document
 from plans.models import Approval, PlanVersion, VersionStatus
 from runs.models import Run, RunEvent, StepRun
+from runs.previews import preview_view
 
 __all__ = [
     "QUEUE_LIMIT",
@@ -349,6 +350,7 @@ def _step_item(step_run: StepRun, event: RunEvent | None) -> dict[str, Any]:
     # A tool step's approval binds the SHA-256 of its canonical arguments; say whether the
     # arguments shown are exactly those (an agent step's approval binds its fingerprint).
     shown_hash = hashlib.sha256(canonical_json(args).encode()).hexdigest() if tool else ""
+    facts = event.facts if event is not None and isinstance(event.facts, dict) else {}
     return {
         "key": f"step-{run.pk}-{step_run.step_id}",
         "run": {
@@ -373,6 +375,8 @@ def _step_item(step_run: StepRun, event: RunEvent | None) -> dict[str, Any]:
         "waiting_since": event.created_at if event is not None else None,
         "risk_level": document.get("risk_level", "low"),
         "depends_on": list(step.get("depends_on", [])),
+        # What it will do (a diff, the request, argv, ...): the approval binds its hash.
+        "preview": preview_view(facts.get("preview")),
     }
 
 
@@ -469,7 +473,9 @@ def _version_summary(version: PlanVersion, *, with_document: bool = False) -> di
         data["approvals"] = [
             {
                 "reviewer": approval.reviewer_name,
+                "by_policy": approval.by_policy,
                 "decision": approval.decision,
+                "content_hash": approval.content_hash,
                 "at": approval.created_at,
             }
             for approval in approvals

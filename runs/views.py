@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
 from forge.runtime.status import FINAL_RUN_STATUSES
+from plans.compilation import policy
 from plans.models import Plan, PlanVersion, VersionStatus
 from runs.api import detail
 from runs.isolation import rlimits_only_steps
@@ -155,6 +156,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "runs": reverse("runs:list"),
         },
         "labels": {"run": RUN_STATUS_LABELS},
+        # Whether a read-only replan may resume on the policy's approval (the resume
+        # panel says which versions can resume).
+        "policy": {"auto_approve_replans": policy().auto_approve_replans},
     }
     context = {
         "run": run,

@@ -1,6 +1,6 @@
 """The live run page in Chromium, against a real deployment: uvicorn (pytest-django's
 live server speaks WSGI and has no websockets) and ``manage.py forge_worker`` processes
-over a file SQLite database loaded with ``forge_demo`` (tests.integration.deployment).
+over a file SQLite database loaded with ``forge_demo`` (tests/e2e/deployed.py).
 
 People log in through the login form as the demo users: ada (author, operator) and
 grace (approver, operator). One deployment serves the whole module; the tests stop and
@@ -20,148 +20,35 @@ from playwright.sync_api import expect
 
 from tests.integration.deployment import Deployment
 
-from .conftest import ARTIFACTS, shoot
+from . import deployed
+from .conftest import shoot
+from .deployed import (
+    click_node,
+    ensure_worker,
+    matches_a_fresh_fetch,
+    open_run,
+    plan_id,
+    run_id_of,
+    step_statuses,
+    stop_workers,
+)
 
 pytestmark = pytest.mark.slow
 
-DEMO_PASSWORD = "forge-demo-2026"
-STEPS = "window.forge.run.cy.nodes('[kind = \"step\"]').map(n => [n.id(), n.data('status')])"
-NODE_POINT = """(id) => {
-  const cy = window.forge.run.cy;
-  const node = cy.getElementById(id);
-  if (node.empty()) throw new Error(`no node ${id}`);
-  const p = node.renderedPosition();
-  const box = cy.container().getBoundingClientRect();
-  return {x: box.left + p.x, y: box.top + p.y};
-}"""
 XSS = "<img src=x onerror=alert(1)>"
-
-
-# --- Fixtures ---------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    running = Deployment("sqlite", tmp_path_factory.mktemp("run-pages"))
-    try:
-        # No worker yet: the first test starts one once its page watches the run.
-        yield running.start(workers=0)
-    finally:
-        running.stop()
-        print(running.logs())  # pytest shows it only when a test fails
+    # No worker yet: the first test starts one once its page watches the run.
+    yield from deployed.start(tmp_path_factory, "run-pages")
 
 
 @pytest.fixture
 def open_page(
     browser: Any, deployment: Deployment, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[str], Any]]:
-    """``open_page("ada")``: a new browser context logged in through the login form.
-
-    Like tests/e2e/conftest.py's ``page``: a CSP violation, an uncaught error or a
-    dialog (an alert() would mean injected markup ran) fails the test, and each page's
-    final state is kept as a screenshot."""
-    contexts: list[tuple[str, Any]] = []
-    problems: list[str] = []
-    folder = ARTIFACTS / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:120]
-    folder.mkdir(parents=True, exist_ok=True)
-
-    def open_(username: str) -> Any:
-        context = browser.new_context(
-            base_url=deployment.base, viewport={"width": 1440, "height": 900}
-        )
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        page.on(
-            "console",
-            lambda message: (
-                problems.append(message.text) if "Content Security Policy" in message.text else None
-            ),
-        )
-        page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-        page.on(
-            "dialog",
-            lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()),
-        )
-        page.artifacts = folder
-        page.goto("/accounts/login/")
-        page.fill("input[name=username]", username)
-        page.fill("input[name=password]", DEMO_PASSWORD)
-        page.click("form button[type=submit]")
-        page.wait_for_url(re.compile(r".*/$"))
-        contexts.append((username, context))
-        return page
-
-    try:
-        yield open_
-    finally:
-        for username, context in contexts:
-            try:
-                context.pages[0].screenshot(path=str(folder / f"final-{username}.png"))
-            finally:
-                context.close()
-    assert problems == [], f"the page reported problems: {problems}"
-
-
-def plan_id(deployment: Deployment, name: str) -> int:
-    plans = deployment.api("ada", "GET", "/plans")["items"]
-    return next(plan["id"] for plan in plans if plan["name"] == name)
-
-
-def stop_workers(deployment: Deployment) -> None:
-    for worker in list(deployment.workers):
-        deployment.kill(worker)
-
-
-def ensure_worker(deployment: Deployment) -> None:
-    if not deployment.workers:
-        deployment.start_worker()
-
-
-def open_run(page: Any, run_id: int) -> None:
-    page.goto(f"/runs/{run_id}/")
-    page.wait_for_selector("#run-page[data-state=ready]")
-
-
-def run_id_of(page: Any) -> int:
-    match = re.search(r"/runs/(\d+)/$", page.url)
-    assert match, page.url
-    return int(match.group(1))
-
-
-def click_node(page: Any, node_id: str) -> None:
-    point = page.evaluate(NODE_POINT, node_id)
-    page.mouse.click(point["x"], point["y"])
-    expect(page.locator("#drawer-title")).to_have_text(node_id)
-
-
-def step_statuses(page: Any) -> dict[str, str]:
-    return dict(page.evaluate(STEPS))
-
-
-def matches_a_fresh_fetch(page: Any, deployment: Deployment, run_id: int) -> None:
-    """What the page folded from events equals what the server says now."""
-    mine = page.evaluate("window.forge.run.summary()")
-    fresh = deployment.run(run_id)
-    assert mine["status"] == fresh["status"]
-    assert mine["lastSeq"] == fresh["last_seq"]
-    assert mine["version"] == fresh["version"]
-    assert mine["budget"] == {
-        "usedSteps": fresh["budget"]["used_steps"],
-        "usedTokens": fresh["budget"]["used_tokens"],
-        "usedCost": fresh["budget"]["used_cost"],
-    }
-    assert mine["steps"] == {
-        step["step_id"]: {
-            "status": step["status"],
-            "attempt": step["attempt"],
-            "output": step["output"],
-            "error": step["error"],
-            "tokens": step["tokens"],
-            "cost": step["cost"],
-            "approvedBy": step["approved_by"],
-        }
-        for step in fresh["steps"]
-    }
+    yield from deployed.pages(browser, deployment, request)
 
 
 # --- Tests ------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-// Unit tests of the run page's pure modules (static/forge/js/run/state.js, sequence.js),
-// run by node:test from tests/e2e/test_run_state.py. No DOM, no browser.
+// Unit tests of the run page's pure modules (static/forge/js/run/state.js, sequence.js,
+// and model/preview.js, which the run page and the approval queue share), run by
+// node:test from tests/e2e/test_run_state.py. No DOM, no browser.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { previewLines } from "../../static/forge/js/model/preview.js";
 import { EventSequencer } from "../../static/forge/js/run/sequence.js";
 import { applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary } from "../../static/forge/js/run/state.js";
 
@@ -222,4 +224,76 @@ test("applying events never changes the state it was given", () => {
   assert.deepEqual(start, copy);
   assert.notEqual(after.steps, start.steps);
   assert.equal(after.steps.fetch, start.steps.fetch); // an untouched step keeps its identity
+});
+
+// A file_write preview as forge.runners.files makes it.
+function preview(text, summary = "write board/review.md (+1 -1)") {
+  return { kind: "file_write", summary, text, hash: `hash-of-${text.length}-${summary.length}` };
+}
+const FIRST = preview("--- /dev/null\n+++ b/board/review.md\n@@ -0,0 +1 @@\n+# Review\n", "write board/review.md (+1 -0)");
+const SECOND = preview("--- a/board/review.md\n+++ b/board/review.md\n@@ -1 +1 @@\n-draft\n+# Review\n");
+
+test("a waiting step carries its preview, and an approval records the preview it approved", () => {
+  seq = 0;
+  const waiting = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running"),
+    step("step_awaiting_approval", "fetch", "pending", "awaiting_approval", { facts: { preview: FIRST }, blocked_reason: "scope file_write" }),
+  ]);
+  assert.deepEqual(waiting.steps.fetch.preview, FIRST);
+  assert.equal(waiting.steps.fetch.previewHash, FIRST.hash);
+  assert.equal(waiting.steps.fetch.previewChanged, false);
+
+  const approved = applyEvents(waiting, [step("step_approved", "fetch", "awaiting_approval", "ready", { actor: "grace", facts: { preview_hash: FIRST.hash } })]);
+  assert.equal(approved.steps.fetch.approvedBy, "grace");
+  assert.equal(approved.steps.fetch.approvedPreview, FIRST.hash);
+});
+
+test("a step sent back for approval with a new preview voids the approval and says the preview changed", () => {
+  seq = 0;
+  const state = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running"),
+    step("step_awaiting_approval", "fetch", "pending", "awaiting_approval", { facts: { preview: FIRST } }),
+    step("step_approved", "fetch", "awaiting_approval", "ready", { actor: "grace", facts: { preview_hash: FIRST.hash } }),
+    step("step_started", "fetch", "ready", "running", { tokens: 40 }),
+    step("step_awaiting_approval", "fetch", "running", "awaiting_approval", { facts: { preview: SECOND }, blocked_reason: "its preview differs now", tokens: 3 }),
+  ]);
+  const fetch = state.steps.fetch;
+
+  assert.equal(fetch.status, "awaiting_approval");
+  assert.deepEqual([fetch.approvedBy, fetch.approvedPreview], ["", ""]);
+  assert.deepEqual([fetch.previewHash, fetch.previewChanged], [SECOND.hash, true]);
+  assert.equal(fetch.error, "its preview differs now");
+  // Back from running: the reservation is settled with what the refused call used, and
+  // the timeline bar ends (forge.runtime.state._SETTLES_USAGE has this event too).
+  assert.deepEqual([state.budget.usedTokens, fetch.tokens, fetch.reservedTokens], [3, 3, 0]);
+  assert.equal(fetch.finishedAt, at(500));
+});
+
+test("a step's artifacts come from the event that settled it, and the page's data", () => {
+  seq = 0;
+  const log = { name: "stderr", media_type: "text/plain", size: 12, truncated: false, record: "r-1" };
+  const data = detail();
+  data.steps[1] = { ...data.steps[1], artifacts: [log] };
+  const state = applyEvents(fromDetail(data), [
+    run("run_started", "queued", "running"),
+    step("step_started", "fetch", "ready", "running"),
+    step("step_failed", "fetch", "running", "failed", { blocked_reason: "exit 3", artifacts: [{ ...log, record: "r-2" }] }),
+  ]);
+
+  assert.deepEqual(state.steps.score.artifacts, [log]);
+  assert.deepEqual(state.steps.fetch.artifacts, [{ ...log, record: "r-2" }]);
+  assert.deepEqual(fromDetail(detail()).steps.fetch.artifacts, []);
+});
+
+test("a diff's lines are told apart: headers, hunks, added and removed lines", () => {
+  const text = "--- a/x.md\n+++ b/x.md\n@@ -1,2 +1,2 @@\n keep\n--- a rule\n+new\n\\ No newline at end of file\n";
+  assert.deepEqual(
+    previewLines({ kind: "file_write", text }).map((line) => line.kind),
+    ["meta", "meta", "hunk", "text", "del", "add", "meta"],
+  );
+  // Only diffs are coloured: a shell command's "-c" is just text.
+  assert.deepEqual(
+    previewLines({ kind: "shell", text: "argv: python3 -c 'print(1)'\n-c\n" }).map((line) => line.kind),
+    ["text", "text"],
+  );
 });

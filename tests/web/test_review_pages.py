@@ -13,7 +13,8 @@ import pytest
 from forge.plan import from_data
 from plans import services as plan_services
 from runs import review, services
-from runs.models import Run
+from runs.models import Run, RunEvent
+from runs.previews import preview_view
 
 from .runs_helpers import approved_version, drain
 
@@ -230,6 +231,70 @@ def test_the_queue_shows_a_waiting_step_with_its_exact_arguments_and_hash(
     assert "= SHA-256 of the arguments shown" in body
     assert "<script>alert(1)</script>" not in body
     assert "<img src=x" not in body
+
+
+def test_the_queue_shows_what_a_waiting_step_will_do_and_its_approval_binds_that_preview(
+    author, approver, operator, client
+):
+    run = waiting_run(author, approver, operator)
+    preview = RunEvent.objects.get(run=run, event_type="step_awaiting_approval").facts["preview"]
+    client.force_login(approver)
+
+    body = client.get("/review/").content.decode()
+    [item] = review.queue_for(approver).steps
+
+    assert item["preview"]["summary"] == "write review.md (+1 -0)"
+    assert [(line["kind"], line["text"]) for line in item["preview"]["lines"]] == [
+        ("meta", "--- /dev/null"),
+        ("meta", "+++ b/review.md"),
+        ("hunk", "@@ -0,0 +1 @@"),
+        ("add", "+<script>alert(1)</script>"),
+        ("meta", "\\ No newline at end of file"),
+    ]
+    assert (
+        f'<section class="preview-card" data-kind="file_write" data-hash="{preview["hash"]}">'
+        in body
+    )
+    assert '<span class="line line-add">+&lt;script&gt;alert(1)&lt;/script&gt;</span>' in body
+    assert '<span class="line line-hunk">@@ -0,0 +1 @@</span>' in body
+    assert f'data-preview-hash="{preview["hash"]}"' in body
+    assert "Approving binds exactly this preview" in body
+    assert f'title="{preview["hash"]}">{preview["hash"][:12]}…</code>' in body
+
+
+def test_a_step_whose_call_cannot_be_previewed_is_shown_as_a_warning(
+    author, approver, operator, client
+):
+    steps = [dict(STEPS[1], args={"path": "../outside.md", "content": "x"}, depends_on=[])]
+    version = approved_version(author, approver, steps, **GUARDED)
+    services.start_run(version, operator)
+    drain()
+    client.force_login(approver)
+
+    body = client.get("/review/").content.decode()
+    [item] = review.queue_for(approver).steps
+
+    assert (item["preview"]["kind"], item["preview"]["warning"]) == ("error", True)
+    assert '<section class="preview-card warning" data-kind="error"' in body
+    assert "This call could not be previewed, so nobody can see what it will do." in body
+    assert "resolves outside the run&#x27;s workspace" in body
+
+
+def test_an_agent_steps_preview_reads_as_what_it_may_call():
+    text = "agent step sum: Sum the orders\nmay call:\n- file_search (scope file_read, ...)"
+    shown = preview_view(
+        {"kind": "agent", "summary": "agent step that may call file_search", "text": text,
+         "hash": "ab" * 32}
+    )  # fmt: skip
+
+    assert shown is not None
+    assert (shown["label"], shown["short_hash"], shown["warning"]) == (
+        "Agent step: what it may call",
+        "ab" * 6,
+        False,
+    )
+    assert {line["kind"] for line in shown["lines"]} == {"text"}
+    assert preview_view(None) is None
 
 
 def test_steps_are_offered_to_approvers_who_did_not_write_the_version_while_the_run_lives(

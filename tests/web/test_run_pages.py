@@ -174,3 +174,22 @@ def test_the_run_list_filters_by_plan(author, approver, operator, client):
 
     assert re.findall(rb'data-run="(\d+)"', response.content) == [str(mine.pk).encode()]
     assert f"status=cancelled&amp;plan={version.plan_id}".encode() in response.content
+
+
+def test_the_run_page_tells_its_resume_panel_whether_the_policy_approves_read_only_replans(
+    author, approver, operator, client, settings, tmp_path
+):
+    version = approved_version(author, approver, STEPS)
+    run = services.start_run(version, operator)
+    client.force_login(operator)
+    before = _page_data(client.get(f"/runs/{run.pk}/"))["policy"]
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "allow: {compute: ['*'], file_write: ['*']}\nauto_approve_replans: read_only\n"
+    )
+    settings.FORGE_POLICY = str(policy)  # read by the page; no step runs under it
+
+    after = _page_data(client.get(f"/runs/{run.pk}/"))["policy"]
+
+    assert before == {"auto_approve_replans": "never"}
+    assert after == {"auto_approve_replans": "read_only"}

@@ -22,6 +22,7 @@ import { exportDocument } from "./export.js";
 import { GraphView } from "./graph-view.js";
 import { fillHelp } from "./help.js";
 import { Inspector } from "./inspector.js";
+import { ReplanMode } from "./replan-mode.js";
 import { SaveDialog } from "./save-dialog.js";
 import { bindShortcuts } from "./shortcuts.js";
 import { StatusView } from "./status.js";
@@ -65,14 +66,19 @@ new StatusView(
   },
   { store, user: data.user },
 );
+const replan = new ReplanMode($("replan-banner"), { api, planId: data.plan.id, replan: data.replan });
 const saveDialog = new SaveDialog($("save-dialog"), {
   api,
   store,
   planId: data.plan.id,
+  replan,
   onSaved: (version) => {
+    const throughRun = replan.enabled;
     store.markSaved(version);
-    history.replaceState(null, "", data.urls.edit);
-    toast(`Saved version ${version.number}.`, { kind: "success" });
+    // A replan keeps the address the run page linked to: reopening it edits the run's
+    // version again, in replan mode. Otherwise the editor's address is the latest version.
+    if (!throughRun) history.replaceState(null, "", data.urls.edit);
+    toast(throughRun ? `Saved version ${version.number} as a replan of run #${data.replan.run}.` : `Saved version ${version.number}.`, { kind: "success" });
   },
 });
 const minimap = new Minimap(cy, $("minimap"));
@@ -211,6 +217,7 @@ const ready = (async () => {
   await graphView.render("initial");
   performance.mark("forge:graph-drawn"); // bench/editor.py reads these marks
   await Promise.all([
+    replan.check(),
     compiler.run(),
     loadCatalogue(api, catalogue).then(
       () => inspector.render(),
@@ -222,4 +229,4 @@ const ready = (async () => {
   return window.forge.editor;
 })();
 const settled = () => graphView.rendering.then(() => undefined);
-window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled } });
+window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan } });

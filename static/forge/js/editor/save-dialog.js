@@ -1,17 +1,21 @@
 // Saving: a dialog asks for the change note (and whether to ask for review now), then
-// POST /plans/{id}/versions makes a new immutable version from the current document.
+// POST /plans/{id}/versions makes a new immutable version from the current document. In
+// replan mode (replan-mode.js) it asks why the run needs the replan instead, and the
+// version is saved through the run (always up for review).
 import { ApiError } from "../common/api.js";
 
 export class SaveDialog {
-  constructor(dialog, { api, store, planId, onSaved }) {
+  constructor(dialog, { api, store, planId, replan = null, onSaved }) {
     this.dialog = dialog;
     this.api = api;
     this.store = store;
     this.planId = planId;
+    this.replan = replan;
     this.onSaved = onSaved;
     this.form = dialog.querySelector("form");
     this.note = dialog.querySelector("[name=note]");
     this.submit = dialog.querySelector("[name=submit_for_review]");
+    this.reason = dialog.querySelector("[name=replan_reason]");
     this.error = dialog.querySelector(".dialog-error");
     this.button = dialog.querySelector("button[type=submit]");
     this.form.addEventListener("submit", (event) => {
@@ -25,7 +29,8 @@ export class SaveDialog {
     if (this.dialog.open) return;
     this.error.hidden = true;
     this.note.value = "";
-    this.submit.checked = true;
+    if (this.submit) this.submit.checked = true;
+    if (this.reason) this.reason.value = "";
     const errors = this.store.errors;
     this.dialog.querySelector(".save-summary").textContent = errors
       ? `The plan has ${errors} error${errors === 1 ? "" : "s"}: it will be saved, but cannot be approved until they are fixed.`
@@ -38,12 +43,15 @@ export class SaveDialog {
     this.button.disabled = true;
     this.error.hidden = true;
     try {
-      const version = await this.api.post(`plans/${this.planId}/versions`, {
-        document: this.store.document,
-        note: this.note.value,
-        parent: this.store.version.number,
-        submit: this.submit.checked,
-      });
+      const version =
+        this.replan && this.replan.enabled
+          ? await this.replan.save(this.store.document, { note: this.note.value, replanReason: this.reason ? this.reason.value : "" })
+          : await this.api.post(`plans/${this.planId}/versions`, {
+              document: this.store.document,
+              note: this.note.value,
+              parent: this.store.version.number,
+              submit: this.submit ? this.submit.checked : true,
+            });
       this.dialog.close();
       this.onSaved(version);
     } catch (problem) {

@@ -1,8 +1,11 @@
 // One waiting item's decision: approve or reject with a comment, by POSTing
 // `<endpoint>/approve` or `<endpoint>/reject` ({"comment"}), the same operations the
-// version and run pages use. The server checks again who may decide (never the version's
-// author) and whether the item still waits; its refusal is shown as it came, and the form
-// is usable again. On success `onDecided(decision)` takes the item away.
+// version and run pages use. A step's approval also posts the hash of the preview shown
+// (the form's data-preview-hash), so it approves exactly what the reviewer read. The
+// server checks again who may decide (never the version's author) and whether the item
+// still waits; its refusal is shown as it came, or in `onRefused`'s words when it takes
+// the refusal (returns a sentence), and the form is usable again. On success
+// `onDecided(decision)` takes the item away.
 import { ApiError } from "../common/api.js";
 
 // Refusals that mean the item changed since the page was drawn (someone decided first,
@@ -18,7 +21,7 @@ export function describeProblem(problem) {
   return "The server did not answer. Try again.";
 }
 
-export function bindDecision(form, { api, onDecided }) {
+export function bindDecision(form, { api, onDecided, onRefused = async () => null }) {
   const error = form.querySelector(".decision-error");
   const buttons = [...form.querySelectorAll("button[type=submit]")];
   form.addEventListener("submit", async (event) => {
@@ -28,12 +31,20 @@ export function bindDecision(form, { api, onDecided }) {
     error.hidden = true;
     form.dataset.state = "sending";
     try {
-      await api.post(`${form.dataset.endpoint}/${decision}`, { comment: form.elements.comment.value });
+      const body = { comment: form.elements.comment.value };
+      if (decision === "approve" && form.dataset.previewHash) body.preview_hash = form.dataset.previewHash;
+      await api.post(`${form.dataset.endpoint}/${decision}`, body);
       form.dataset.state = "done";
       onDecided(decision);
     } catch (problem) {
       form.dataset.state = "refused";
-      error.textContent = describeProblem(problem);
+      let sentence = null;
+      try {
+        sentence = await onRefused(problem);
+      } catch {
+        sentence = null;
+      }
+      error.textContent = sentence || describeProblem(problem);
       error.hidden = false;
       buttons.forEach((button) => (button.disabled = false));
     }

@@ -1,9 +1,14 @@
 // The approval queue: each waiting version or step decided in place, the counts (the
 // sections', the topbar's badge) kept right as items leave, and the diff graph of a
-// version drawn on demand. Test hook: window.forge.review = {graphs, decided}.
-import { Api } from "../common/api.js";
+// version drawn on demand. A step whose preview changed since the page was drawn (409
+// preview_changed) shows its new preview in place, to be read and approved again.
+// Test hook: window.forge.review = {graphs, decided}.
+import { Api, ApiError } from "../common/api.js";
+import { replaceChildren } from "../common/dom.js";
 import { readInitialData } from "../common/initial-data.js";
+import { previewCard } from "../common/preview-card.js";
 import { toast } from "../common/toast.js";
+import { CHANGED_SENTENCE } from "../model/preview.js";
 import { bindDecision } from "./decision.js";
 import { drawDiffGraph } from "./diff-graph.js";
 
@@ -33,9 +38,30 @@ function itemLeft(item, decision) {
   if (!page.querySelector(".review-item")) document.getElementById("review-empty").hidden = false;
 }
 
+// The step's preview as the run shows it now (GET /runs/{id}), in place of the old one;
+// the form then binds the new hash. Returns the sentence the form shows.
+async function showNewPreview(item, form) {
+  const run = await api.get(`runs/${form.dataset.run}`);
+  const step = (run.steps || []).find((candidate) => candidate.step_id === form.dataset.step);
+  if (!step || step.status !== "awaiting_approval" || !step.preview) {
+    return "This step no longer waits for approval: refresh the queue.";
+  }
+  replaceChildren(item.querySelector(".preview-slot"), previewCard(step.preview));
+  form.dataset.previewHash = step.preview.hash;
+  const notice = item.querySelector(".preview-changed");
+  notice.textContent = CHANGED_SENTENCE;
+  notice.hidden = false;
+  return CHANGED_SENTENCE;
+}
+
 for (const form of page.querySelectorAll("form.decision")) {
   const item = form.closest(".review-item");
-  bindDecision(form, { api, onDecided: (decision) => itemLeft(item, decision) });
+  bindDecision(form, {
+    api,
+    onDecided: (decision) => itemLeft(item, decision),
+    onRefused: (problem) =>
+      item.dataset.kind === "step" && problem instanceof ApiError && problem.code === "preview_changed" ? showNewPreview(item, form) : null,
+  });
 }
 
 page.addEventListener("click", (event) => {

@@ -3,19 +3,29 @@
 // artifacts (GET /runs/{id}/records), timing, tokens and cost; and what a person can do
 // to it: approve or reject it while it waits, reconcile it after an interruption.
 //
+// A waiting step shows its preview (what it will do) above the decision, and an approval
+// posts the hash of the preview shown. When the server answers 409 preview_changed (the
+// step shows another preview now), the drawer says so, asks the page to catch up, and
+// shows the new preview when its event arrives. A failed step lists the artifacts of its
+// failed attempt (build logs, ...) first, linked to their downloads.
+//
 // Every value is shown with textContent (JSON pretty-printed into <pre>), so a step's
 // output is words on the page, never markup. The drawer redraws only when its step
 // changed, and keeps a comment being typed unless the step itself moved on.
 import { h, replaceChildren } from "../common/dom.js";
+import { previewCard } from "../common/preview-card.js";
 import { findStep } from "../model/document.js";
+import { CHANGED_SENTENCE } from "../model/preview.js";
 import { describe } from "./words.js";
 import { STEP_LABELS } from "./state.js";
 import { formatDuration } from "./timeline.js";
 
 const PREVIEW_LIMIT = 64 * 1024;
+// Statuses whose step keeps the artifacts of the attempt that failed.
+const FAILED = new Set(["failed", "invalid"]);
 
 export class StepDrawer {
-  constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep }) {
+  constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep, onStale }) {
     this.aside = aside;
     this.api = api;
     this.runId = runId;
@@ -23,7 +33,9 @@ export class StepDrawer {
     this.title = aside.querySelector("#drawer-title");
     this.badge = aside.querySelector("#drawer-status");
     this.body = aside.querySelector("#drawer-body");
-    this.actions = { onApprove, onReject, onReconcile };
+    this.actions = { onApprove, onReject, onReconcile, onStale };
+    // step id -> the preview hash an approval was refused for (409 preview_changed).
+    this.stale = new Map();
     this.stepId = null;
     this.shown = null;
     this.records = null;
@@ -94,6 +106,15 @@ export class StepDrawer {
       if (status === "needs_reconciliation") sections.push(this.reconcile(step));
       // A waiting or interrupted step's reason is already in its action box.
       if (step.error && status !== "awaiting_approval" && status !== "needs_reconciliation") sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
+      if (FAILED.has(status) && step.artifacts && step.artifacts.length) {
+        this.failedSection = section("Artifacts of the failed attempt", h("p", { class: "muted", text: "Loading…" }));
+        this.failedSection.dataset.field = "failed-artifacts";
+        this.failedRefs = step.artifacts;
+        sections.push(this.failedSection);
+      } else {
+        this.failedSection = null;
+        this.failedRefs = [];
+      }
     }
     sections.push(section("Arguments", planStep && planStep.args !== undefined ? json(planStep.args, "args") : h("p", { class: "muted", text: planStep && !planStep.tool ? "An agent step: the model chooses its tool calls." : "No arguments." })));
     if (step) {
@@ -128,7 +149,12 @@ export class StepDrawer {
 
   approval(step) {
     const box = h("section", { class: "drawer-action waiting", dataset: { focus: "approval" } }, h("h3", { text: "Waiting for approval" }));
+    const refused = this.stale.get(this.stepId);
+    if (step.previewChanged || (refused && refused !== step.previewHash)) {
+      box.append(h("p", { class: "preview-changed", role: "alert", text: CHANGED_SENTENCE }));
+    }
     box.append(h("p", { class: "small", text: step.error || "The plan requires a person's approval before this step runs." }));
+    box.append(h("h3", { text: "What it will do" }), previewCard(step.preview));
     if (!this.user.can_approve) {
       box.append(h("p", { class: "muted small", text: "An approver who did not write this version must approve it." }));
       return box;
@@ -141,10 +167,24 @@ export class StepDrawer {
     const approve = h("button", { type: "submit", value: "approve", id: "approve-step", text: "Approve" });
     const reject = h("button", { type: "submit", value: "reject", id: "reject-step", class: "danger", text: "Reject" });
     const form = h("form", { class: "approval-form" }, h("label", { for: "approval-comment", text: "Comment" }), comment, error, h("div", { class: "buttons" }, approve, reject));
+    const stepId = this.stepId;
+    const shown = step.previewHash;
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const decision = event.submitter ? event.submitter.value : "approve";
-      await this.act(form, error, () => (decision === "approve" ? this.actions.onApprove : this.actions.onReject)(this.stepId, comment.value));
+      if (decision === "reject") {
+        await this.act(form, error, () => this.actions.onReject(stepId, comment.value));
+        return;
+      }
+      await this.act(form, error, () => this.actions.onApprove(stepId, comment.value, shown || null), (problem) => {
+        if (problem.code !== "preview_changed") return false;
+        // The step shows another preview now: say so plainly and fetch it (the page
+        // catches up on the events it may have missed; the drawer redraws with them).
+        this.stale.set(stepId, shown);
+        error.textContent = CHANGED_SENTENCE;
+        if (this.actions.onStale) this.actions.onStale();
+        return true;
+      });
     });
     box.append(form);
     return box;
@@ -190,14 +230,16 @@ export class StepDrawer {
     return box;
   }
 
-  async act(form, error, call) {
+  // Runs `call` with the form's buttons disabled; a refusal is shown in `error`, in
+  // `explain`'s words when it returns true, else as the server said it.
+  async act(form, error, call, explain = () => false) {
     const buttons = [...form.querySelectorAll("button")];
     buttons.forEach((button) => (button.disabled = true));
     error.hidden = true;
     try {
       await call();
     } catch (problem) {
-      error.textContent = describe(problem);
+      if (!explain(problem)) error.textContent = describe(problem);
       error.hidden = false;
     } finally {
       buttons.forEach((button) => (button.disabled = false));
@@ -218,6 +260,7 @@ export class StepDrawer {
   }
 
   renderRecords() {
+    this.renderFailedArtifacts();
     const target = this.recordsSection && this.recordsSection.querySelector(".section-body");
     if (!target || this.records === null) return;
     if (this.records.error) {
@@ -229,6 +272,21 @@ export class StepDrawer {
       return;
     }
     replaceChildren(target, h("ol", { class: "records" }, this.records.map((record) => this.record(record))));
+  }
+
+  // A failed step's artifact refs ({name, record, ...}) matched with the records' list,
+  // which has the ids downloads need: by record id and name.
+  renderFailedArtifacts() {
+    const target = this.failedSection && this.failedSection.querySelector(".section-body");
+    if (!target || this.records === null) return;
+    const records = Array.isArray(this.records) ? this.records : [];
+    const items = this.failedRefs.map((ref) => {
+      const record = records.find((item) => String(item.id) === String(ref.record));
+      const artifact = record && (record.artifacts || []).find((item) => item.name === ref.name);
+      if (artifact) return this.artifact(artifact);
+      return h("li", { class: "artifact" }, h("span", { text: ref.name }), h("span", { class: "muted small", text: ` ${ref.media_type} · ${size(ref.size || 0)} · not found in the run's records` }));
+    });
+    replaceChildren(target, h("ul", { class: "artifacts" }, items));
   }
 
   record(record) {

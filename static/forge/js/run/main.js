@@ -50,6 +50,7 @@ const replan = new ReplanPanel(document.getElementById("replan-panel"), {
   api,
   user: data.user,
   urls: data.urls,
+  policy: data.policy,
   onResume: (number) => act(() => api.post(`runs/${state.runId}/resume`, { version: number }), `Resumed on v${number}`),
 });
 const drawer = new StepDrawer(document.getElementById("step-drawer"), {
@@ -58,10 +59,14 @@ const drawer = new StepDrawer(document.getElementById("step-drawer"), {
   user: data.user,
   onClose: () => graph.unselect(),
   onOpenStep: (id) => openStep(id),
-  onApprove: (id, comment) => act(() => api.post(`runs/${state.runId}/steps/${id}/approve`, { comment }), `Approved ${id}`),
+  // The approval binds the preview the approver saw (409 preview_changed otherwise).
+  onApprove: (id, comment, previewHash) =>
+    act(() => api.post(`runs/${state.runId}/steps/${id}/approve`, { comment, preview_hash: previewHash }), `Approved ${id}`),
   onReject: (id, comment) => act(() => api.post(`runs/${state.runId}/steps/${id}/reject`, { comment }), `Rejected ${id}`),
   onReconcile: (id, status, output) =>
     act(() => api.post(`runs/${state.runId}/steps/${id}/reconcile`, { status, output }), `Reconciled ${id}`),
+  // The step shows another preview than the page did: fetch the events it missed.
+  onStale: () => catchUp().catch(() => toast("Could not load the new preview: reload the page.", { kind: "error" })),
 });
 const stream = new RunStream(data.socket, {
   after: () => sequencer.lastSeq,

@@ -1,8 +1,10 @@
 // The parts of the run page around the graph: the header (status, version, live state,
 // duration, cancel), the banner that says what the run waits for, the budget gauges,
-// the step counts, and the list of steps that need a person. Built with dom.js's h():
-// every text goes in as text.
+// the step counts, and the list of steps that need a person (a waiting step with what it
+// will do: its preview's kind and summary, a warning when it has none). Built with
+// dom.js's h(): every text goes in as text.
 import { h, replaceChildren } from "../common/dom.js";
+import { CHANGED_SENTENCE, isWarning, previewLabel } from "../model/preview.js";
 import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus } from "./state.js";
 import { formatDuration } from "./timeline.js";
 import { describe, failureVerb } from "./words.js";
@@ -139,8 +141,18 @@ export class Panels {
           "li",
           { class: "person-item", dataset: { step: id, kind: "approval" } },
           h("div", {}, h("strong", { text: id }), " ", h("span", { class: "status-pill", dataset: { status: step.status }, text: STEP_LABELS[step.status] })),
+          step.previewChanged ? h("div", { class: "preview-changed small", text: CHANGED_SENTENCE }) : null,
+          step.preview
+            ? h(
+                "div",
+                { class: `person-preview small${isWarning(step.preview) ? " warning" : ""}`, dataset: { kind: step.preview.kind } },
+                h("span", { class: "preview-kind", text: previewLabel(step.preview) }),
+                " ",
+                h("span", { class: "preview-summary", text: step.preview.summary || "" }),
+              )
+            : null,
           step.error ? h("div", { class: "muted small", text: step.error }) : null,
-          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "approval" }, text: this.user.can_approve ? "Review…" : "Details" }),
+          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "approval" }, text: this.user.can_approve ? "Review the preview…" : "Details" }),
         ),
       );
     }

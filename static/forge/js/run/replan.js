@@ -5,9 +5,25 @@
 // server decides (the approval gate): a version with errors, one no person other than
 // its author approved (409 needs_person, unless the policy continues a read-only
 // replan), or one that drops a constraint (409 drift_needs_approval) is refused, and the
-// refusal is shown as it came.
+// refusal is shown as it came. Each version says beforehand whether it can resume: an
+// approved one can (the API refuses authors their own approvals, so "approved" means a
+// person other than its author, or the policy, approved it); any other waits for one.
 import { h, replaceChildren } from "../common/dom.js";
 import { describe, failureVerb } from "./words.js";
+
+// Whether `version` (a summary from GET /plans/{id}/versions) can resume the run now, and
+// the words that say so. `policy` is the deployment's auto_approve_replans setting.
+export function resumability(version, policy = "never") {
+  if (version.has_errors) return { ok: false, mark: "cannot resume", why: `v${version.number} has compile errors.` };
+  if (version.status === "approved") {
+    return { ok: true, mark: "can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
+  }
+  const person = `v${version.number} is ${VERSION_LABELS[version.status] || version.status}: a person other than its author (${version.author}) must approve it before the run can resume on it.`;
+  if (policy === "read_only" && version.status !== "rejected") {
+    return { ok: false, mark: "needs a person, or the policy", why: `${person} Unless it is a read-only replan that keeps every constraint: then the policy approves it when you resume.` };
+  }
+  return { ok: false, mark: "needs a person", why: person };
+}
 
 const VERSION_LABELS = {
   draft: "draft",
@@ -19,11 +35,12 @@ const VERSION_LABELS = {
 
 export class ReplanPanel {
   // Its step chips carry data-open-step; the page's click handler (panels.js) opens them.
-  constructor(section, { api, user, urls, onResume }) {
+  constructor(section, { api, user, urls, policy, onResume }) {
     this.section = section;
     this.api = api;
     this.user = user;
     this.urls = urls;
+    this.policy = (policy && policy.auto_approve_replans) || "never";
     this.onResume = onResume;
     this.failure = section.querySelector("#replan-failure");
     this.sets = section.querySelector("#replan-sets");
@@ -40,6 +57,7 @@ export class ReplanPanel {
     if (this.form) {
       this.refresh.addEventListener("click", () => this.loadVersions());
       this.select.addEventListener("focus", () => this.loadVersions({ quiet: true }));
+      this.select.addEventListener("change", () => this.explain());
       this.form.addEventListener("submit", (event) => this.submit(event));
     }
     window.addEventListener("focus", () => {
@@ -106,8 +124,11 @@ export class ReplanPanel {
     const newer = this.versions.filter((version) => version.number > current).sort((a, b) => b.number - a.number);
     const chosen = this.select.value;
     const options = newer.map((version) => {
-      const label = [`v${version.number}`, VERSION_LABELS[version.status] || version.status, version.author, version.note ? truncate(version.note, 40) : ""].filter(Boolean).join(" · ");
-      return h("option", { value: String(version.number), disabled: version.has_errors || undefined, text: label });
+      const can = resumability(version, this.policy);
+      // The mark first: a narrow list cuts the end of a long label.
+      const status = VERSION_LABELS[version.status] || version.status;
+      const label = [`v${version.number}`, can.mark, status, `by ${version.author}`, version.note ? truncate(version.note, 40) : ""].filter(Boolean).join(" · ");
+      return h("option", { value: String(version.number), disabled: version.has_errors || undefined, dataset: { resumable: can.ok ? "yes" : "no" }, text: `${can.ok ? "✓" : "✗"} ${label}` });
     });
     if (!options.length) options.push(h("option", { value: "", text: `No version newer than v${current} yet` }));
     replaceChildren(this.select, options);
@@ -115,8 +136,16 @@ export class ReplanPanel {
     if (chosen && usable.some((version) => String(version.number) === chosen)) this.select.value = chosen;
     else if (usable.length) this.select.value = String(usable[0].number);
     this.form.querySelector("button[type=submit]").disabled = !usable.length;
-    this.hint.textContent = usable.length
-      ? `A version resumes once a person other than its author approved it (where the policy allows, a read-only replan continues on its own); one that drops a constraint of v${current} always waits for a person.`
+    this.explain();
+  }
+
+  // The hint under the list: whether the chosen version can resume, and why.
+  explain() {
+    const current = this.state.version;
+    const chosen = this.versions.find((version) => String(version.number) === this.select.value);
+    this.hint.dataset.resumable = chosen ? (resumability(chosen, this.policy).ok ? "yes" : "no") : "";
+    this.hint.textContent = chosen
+      ? `${resumability(chosen, this.policy).why} A version that drops a constraint of v${current} always waits for a person.`
       : `Save a fixed version in the editor, then refresh this list.`;
   }
 

@@ -36,8 +36,10 @@ export const RUN_LABELS = {
   cancelled: "Cancelled",
 };
 
-// Events that settle a step's budget use (forge.runtime.state._SETTLES_USAGE).
+// Events that settle a step's budget use (forge.runtime.state._SETTLES_USAGE). A step
+// goes back from running to awaiting_approval when its preview changed by commit time.
 const SETTLES = new Set([
+  "step_awaiting_approval",
   "step_succeeded",
   "step_failed",
   "step_invalid",
@@ -47,6 +49,7 @@ const SETTLES = new Set([
 ]);
 // Events after which a step is no longer running: they close its timeline bar.
 const ENDS = new Set([
+  "step_awaiting_approval",
   "step_succeeded",
   "step_failed",
   "step_invalid",
@@ -71,6 +74,16 @@ export function newStep(id, fields = {}) {
     reservedTokens: 0,
     reservedCost: 0,
     approvedBy: "",
+    // The approval binds the preview the step shows while it waits (forge.runtime.state's
+    // preview_hash, approved_preview); the page also keeps the preview itself to show it,
+    // and whether it replaced another one (what the step will do changed meanwhile).
+    preview: null,
+    previewHash: "",
+    previewChanged: false,
+    approvedPreview: "",
+    // The artifact refs ({name, media_type, size, truncated, record}) of the attempt that
+    // settled the step.
+    artifacts: [],
     startedAt: null,
     finishedAt: null,
     latencyMs: null,
@@ -99,6 +112,9 @@ export function fromDetail(detail) {
       reservedTokens: step.reserved_tokens || 0,
       reservedCost: step.reserved_cost || 0,
       approvedBy: step.approved_by || "",
+      preview: step.preview || null,
+      previewHash: (step.preview && step.preview.hash) || "",
+      artifacts: [...(step.artifacts || [])],
       startedAt: step.started_at || null,
       finishedAt: step.finished_at || null,
       latencyMs: step.latency_ms ?? null,
@@ -237,10 +253,30 @@ function applyToStep(step, event) {
       output: event.facts ?? null,
       verdict: event.verdict ?? null,
       error: event.blocked_reason || "",
+      artifacts: [...(event.artifacts || [])],
     };
   }
+  const facts = event.facts && typeof event.facts === "object" ? event.facts : {};
   if (kind === "step_approved") {
-    return { ...next, status, approvedBy: event.actor || "" };
+    return { ...next, status, approvedBy: event.actor || "", approvedPreview: String(facts.preview_hash || "") };
+  }
+  if (kind === "step_awaiting_approval") {
+    // A new wait (the first, or after the preview changed) voids any earlier approval.
+    const preview = facts.preview && typeof facts.preview === "object" ? facts.preview : null;
+    const previewHash = preview ? String(preview.hash || "") : "";
+    return {
+      ...next,
+      status,
+      error: event.blocked_reason || "",
+      approvedBy: "",
+      approvedPreview: "",
+      preview,
+      previewHash,
+      previewChanged: Boolean(next.previewHash) && previewHash !== next.previewHash,
+    };
+  }
+  if (kind === "step_retried") {
+    return { ...next, status, error: event.blocked_reason || "", artifacts: [...(event.artifacts || [])] };
   }
   return { ...next, status, error: event.blocked_reason || next.error };
 }
