@@ -38,7 +38,7 @@ from audit.services import record
 from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
 from forge.redaction import redact_text
-from forge.runtime.gate import POLICY_APPROVER
+from forge.runtime.gate import POLICY_APPROVER, GateRefused
 from plans import compilation
 from plans import gate as plan_gate
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
@@ -155,8 +155,16 @@ def approve_by_policy(
 ) -> Approval:
     """The deployment policy's approval of ``version`` (compiled as ``graph``), a replan
     of the approved ``parent``: only a read-only replan that drops no constraint
-    qualifies (``forge.runtime.gate``); raises ``GateRefused`` (``needs_person``)
-    naming why else. Recorded as approved by ``policy``."""
+    qualifies (``forge.runtime.gate``), and only while it waits for review: a person's
+    rejection, or a draft its author has not submitted, is never overruled. Raises
+    ``GateRefused`` (``needs_person``) naming why else. Recorded as approved by
+    ``policy``."""
+    if version.status != VersionStatus.AWAITING_APPROVAL:
+        raise GateRefused(
+            f"version {version.number} is {version.status.replace('_', ' ')}: only a person "
+            "can approve it now",
+            code="needs_person",
+        )
     approval = plan_gate.gate().approve_by_policy(
         compilation.policy(),
         parent,
@@ -168,6 +176,8 @@ def approve_by_policy(
     with transaction.atomic():
         locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
         previous = locked.status
+        if previous != VersionStatus.AWAITING_APPROVAL:  # decided meanwhile
+            raise GateRefused(f"version {version.number} is {previous}", code="needs_person")
         row = Approval.objects.create(
             version=locked,
             reviewer=None,

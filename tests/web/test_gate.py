@@ -477,3 +477,26 @@ def _args_hash(args: dict[str, Any]) -> str:
     from forge.plan import canonical_json
 
     return hashlib.sha256(canonical_json(args).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("decided", ["rejected", "draft"])
+def test_the_policy_never_overrules_a_persons_rejection_or_an_unsubmitted_draft(
+    decided, read_only_replans, author, approver, operator, api_client, runner_calls
+):
+    client = api_client(operator)
+    run = _run_needing_a_replan(author, approver, client)
+    before = list(runner_calls)
+    if decided == "rejected":
+        _post(api_client(author), f"/runs/{run.pk}/replans", {"document": document(3)})
+        plan_services.reject(PlanVersion.objects.get(plan=run.plan, number=2), approver, "no")
+    else:
+        plan_services.create_version(run.plan, author, from_data(document(3)), submit=False)
+
+    refused = _post(client, f"/runs/{run.pk}/resume", {"version": 2})
+    drain()
+
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "needs_person"
+    assert f"version 2 is {decided}" in refused.json()["detail"]
+    assert not Approval.objects.filter(version__number=2, by_policy=True).exists()
+    assert runner_calls == before
