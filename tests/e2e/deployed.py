@@ -1,4 +1,4 @@
-"""A real deployment for browser tests of the run pages: daphne (pytest-django's live
+"""A real deployment for browser tests of the run pages: uvicorn (pytest-django's live
 server speaks WSGI and has no websockets) and ``manage.py forge_worker`` processes over a
 file SQLite database loaded with ``forge_demo`` (tests.integration.deployment), and pages
 logged in as its demo users: ada (author, operator) and grace (approver, operator).
