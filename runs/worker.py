@@ -26,9 +26,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from forge.compiler import ExecutableNode
-from forge.runners.base import RunContext
 from forge.runtime import ApprovalToken, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
+from forge.runtime.dispatch import StepDispatcher, step_context
 from runs.engine import LockedRun, locked_run, step_fields
 from runs.execution import (
     agent_runner,
@@ -140,28 +140,18 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
 
 def _execute(claim: Claim) -> ToolResult:
     node = claim.node
-    context = RunContext(
-        run_id=str(claim.run_id),
-        step_id=claim.step_id,
-        workspace=workspace_for(claim.run_id),
-        timeout_s=node.binding.timeout_s if node.binding else (node.step.timeout_s or 300.0),
-        attempt=claim.attempt,
-    )
+    context = step_context(str(claim.run_id), node, workspace_for(claim.run_id), claim.attempt)
     agent = agent_runner() if node.binding is None else None
-    if node.binding is None and agent is None:
-        return ToolResult(
-            "failed",
-            error=f"step {claim.step_id!r} is an agent step and no model is configured "
-            "(set FORGE_MODEL)",
-            error_code="no_model",
-        )
+    dispatcher = StepDispatcher(executor(), agent, "set FORGE_MODEL")
     HEARTBEATS.hold(claim)
     try:
-        if agent is not None:
-            return agent.run_step(node, context, claim.inputs, claim.grant)
-        assert node.binding is not None
-        return executor().execute(
-            node.binding, context, token=claim.token, plan_approval_scopes=claim.approval_scopes
+        return dispatcher.dispatch(
+            node,
+            context,
+            token=claim.token,
+            approval_scopes=claim.approval_scopes,
+            inputs=claim.inputs,
+            grant=claim.grant,
         )
     finally:
         HEARTBEATS.release(claim)

@@ -28,9 +28,9 @@ from forge.errors import ForgeError
 from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
 from forge.planners import PlannerPort
-from forge.runners.base import RunContext
 from forge.runtime.agent_port import AgentPort, agent_grant
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
+from forge.runtime.dispatch import StepDispatcher, step_context
 from forge.runtime.events import RunEvent
 from forge.runtime.executor import ToolExecutor
 from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
@@ -101,6 +101,7 @@ class LocalRun:
             raise ValueError("a local run needs an approval signer (the executor's, or its own)")
         self.signer = signer
         self.gate = ApprovalGate(signer)
+        self._dispatcher = StepDispatcher(self.executor, self.agent, "pass --model")
 
     def run(
         self, document: PlanDocument, approval: VersionApproval | None = None
@@ -267,30 +268,16 @@ class LocalRun:
     def _execute(
         self, scheduler: Scheduler, step_id: str, token: ApprovalToken | None
     ) -> ToolResult:
-        node = scheduler.graph.nodes[step_id]
-        context = RunContext(
-            run_id=self.run_id,
-            step_id=step_id,
-            workspace=self.workspace,
-            timeout_s=node.binding.timeout_s if node.binding else (node.step.timeout_s or 300.0),
-            attempt=scheduler.state.steps[step_id].attempt,
+        node, state = scheduler.graph.nodes[step_id], scheduler.state
+        context = step_context(self.run_id, node, self.workspace, state.steps[step_id].attempt)
+        return self._dispatcher.dispatch(
+            node,
+            context,
+            token=token,
+            approval_scopes=scheduler.graph.document.requires_approval_before,
+            inputs={dep: state.steps[dep].output for dep in node.depends_on},
+            grant=None if node.binding else agent_grant(scheduler.graph, state, step_id, token),
         )
-        if node.binding is not None:
-            return self.executor.execute(
-                node.binding,
-                context,
-                token=token,
-                plan_approval_scopes=scheduler.graph.document.requires_approval_before,
-            )
-        if self.agent is None:
-            return ToolResult(
-                "failed",
-                error=f"step {step_id!r} is an agent step and no model is configured",
-                error_code="no_model",
-            )
-        inputs = {dep: scheduler.state.steps[dep].output for dep in node.depends_on}
-        grant = agent_grant(scheduler.graph, scheduler.state, step_id, token)
-        return self.agent.run_step(node, context, inputs, grant)
 
     def _replan(
         self, scheduler: Scheduler, versions: list[PlanDocument], authors: list[str]

@@ -26,17 +26,10 @@ from playwright.sync_api import expect
 from tests.integration.deployment import Deployment
 
 from .conftest import ARTIFACTS
+from .graph import NODE_POINT
 
 DEMO_PASSWORD = "forge-demo-2026"
 STEPS = "window.forge.run.cy.nodes('[kind = \"step\"]').map(n => [n.id(), n.data('status')])"
-NODE_POINT = """(id) => {
-  const cy = window.forge.run.cy;
-  const node = cy.getElementById(id);
-  if (node.empty()) throw new Error(`no node ${id}`);
-  const p = node.renderedPosition();
-  const box = cy.container().getBoundingClientRect();
-  return {x: box.left + p.x, y: box.top + p.y};
-}"""
 
 
 def start(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Deployment]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Any page's graph: the editor's, a version's, a run's or a replan view's.
 NODE_POINT = """(id) => {
-  const cy = (window.forge.editor || window.forge.graph).cy;
+  const f = window.forge;
+  const cy = (f.editor || f.graph || f.run || f.replan).cy;
   const node = cy.getElementById(id);
   if (node.empty()) throw new Error(`no node ${id}`);
   const p = node.renderedPosition();

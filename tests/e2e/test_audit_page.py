@@ -9,10 +9,10 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection, transaction
 from playwright.sync_api import expect
 
 from audit.services import LoadedEvent, bulk_load_chain
+from tests.web.audit_helpers import tamper
 
 from .conftest import shoot
 
@@ -130,19 +130,6 @@ def test_an_auditor_filters_pages_opens_and_exports_the_trail(page, people):
     expect(page.locator("#audit-table tbody tr").first).to_have_attribute("data-seq", "40")
     expect(page.locator("#audit-table tr.target")).to_have_count(1)
     shoot(page, "4-goto")
-
-
-def tamper(sql, params=()):
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "ALTER TABLE audit_auditevent DISABLE TRIGGER audit_auditevent_append_only"
-            )
-        cursor.execute(sql, params)
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "ALTER TABLE audit_auditevent ENABLE TRIGGER audit_auditevent_append_only"
-            )
 
 
 def test_an_operator_walks_the_whole_chain_and_finds_the_row_someone_changed(page, people):

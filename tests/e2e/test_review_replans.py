@@ -19,6 +19,7 @@ from runs.models import Run
 from tests.web.runs_helpers import approved_version, drain
 
 from .conftest import shoot
+from .graph import NODE_POINT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,14 +60,6 @@ REPORT = {
     "args": {"summary": "ACME Bearings: risk 14.6"},
     "depends_on": ["score", "log"],
 }
-NODE_POINT = """(id) => {
-  const cy = window.forge.replan.cy;
-  const node = cy.getElementById(id);
-  if (node.empty()) throw new Error(`no node ${id}`);
-  const p = node.renderedPosition();
-  const box = cy.container().getBoundingClientRect();
-  return {x: box.left + p.x, y: box.top + p.y};
-}"""
 FATES = "[...window.forge.replan.fates].map(([id, info]) => [id, info.fate])"
 GROUP = "window.forge.replan.cy.getElementById('replan:reset').children().map(n => n.id()).sort()"
 

@@ -58,3 +58,27 @@ def _fresh_run_caches() -> None:
 
     engine._SCHEDULERS.clear()
     engine._GRAPHS.clear()
+
+
+@pytest.fixture(autouse=True)
+def _workspaces(settings: Any, tmp_path: Any) -> None:
+    """Runs' workspaces in the test's own directory, never the checkout's."""
+    settings.FORGE_WORKSPACES = str(tmp_path / "workspaces")
+
+
+@pytest.fixture
+def read_only_replans(settings: Any, tmp_path: Any) -> Any:
+    """A deployment policy that lets read-only replans continue on its own approval."""
+    from runs import execution
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "allow: {compute: ['*'], file_write: ['*'], file_read: ['*']}\n"
+        "auto_approve_replans: read_only\n"
+    )
+    settings.FORGE_POLICY = str(policy)
+    # The worker's executor keeps the policy it was built with, once per process.
+    cached = execution.executor
+    cached.cache_clear()
+    yield
+    cached.cache_clear()

@@ -9,6 +9,20 @@ from django_tasks_db.management.commands.db_worker import Worker
 from forge.plan import from_data
 from plans import services as plan_services
 
+# A contract that fails (the risk is over 10), and its fix.
+FAILING_STEPS = [
+    {"id": "fetch", "description": "Load the orders", "tool": "echo", "args": {"orders": 48}},
+    {
+        "id": "score",
+        "description": "Score the delivery risk",
+        "tool": "echo",
+        "args": {"risk": 14.6},
+        "depends_on": ["fetch"],
+        "done_when": {"required_keys": ["risk"], "checks": ["risk <= `10`"]},
+    },
+]
+FIXED_STEPS = [FAILING_STEPS[0], {**FAILING_STEPS[1], "args": {"risk": 9.0}}]
+
 
 def approved_version(author: Any, approver: Any, steps: list[dict[str, Any]], **fields: Any) -> Any:
     data = {"goal": "Prepare the supplier risk report", **fields, "steps": steps}

@@ -4,47 +4,17 @@ approval binds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from forge.plan import from_data
 from plans.models import Approval, PlanVersion
-from runs import execution, services
+from runs import services
 
-from .runs_helpers import approved_version, drain
+from .runs_helpers import FAILING_STEPS, FIXED_STEPS, approved_version, drain
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-STEPS = [
-    {"id": "fetch", "description": "Load the orders", "tool": "echo", "args": {"orders": 48}},
-    {
-        "id": "score",
-        "description": "Score the delivery risk",
-        "tool": "echo",
-        "args": {"risk": 14.6},
-        "depends_on": ["fetch"],
-        "done_when": {"required_keys": ["risk"], "checks": ["risk <= `10`"]},
-    },
-]
-FIXED = [STEPS[0], {**STEPS[1], "args": {"risk": 9.0}}]
-
-
-@pytest.fixture(autouse=True)
-def workspaces(settings, tmp_path):
-    settings.FORGE_WORKSPACES = str(tmp_path / "workspaces")
-
-
-@pytest.fixture
-def read_only_replans(settings, tmp_path: Path) -> Iterator[None]:
-    policy = tmp_path / "policy.yaml"
-    policy.write_text("allow: {compute: ['*']}\nauto_approve_replans: read_only\n")
-    settings.FORGE_POLICY = str(policy)
-    # The worker's executor holds the policy it was built with, once per process.
-    execution.executor.cache_clear()
-    yield
-    execution.executor.cache_clear()
+STEPS, FIXED = FAILING_STEPS, FIXED_STEPS
 
 
 def resumed_on_the_policys_approval(author, approver, operator):

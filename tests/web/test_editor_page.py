@@ -14,27 +14,11 @@ from plans.models import PlanVersion
 from runs import services
 from runs.models import Run
 
-from .runs_helpers import approved_version, drain
+from .runs_helpers import FAILING_STEPS, FIXED_STEPS, approved_version, drain
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-STEPS = [
-    {"id": "fetch", "description": "Load the orders", "tool": "echo", "args": {"orders": 48}},
-    {
-        "id": "score",
-        "description": "Score the delivery risk",
-        "tool": "echo",
-        "args": {"risk": 14.6},
-        "depends_on": ["fetch"],
-        "done_when": {"required_keys": ["risk"], "checks": ["risk <= `10`"]},
-    },
-]
-FIXED = [STEPS[0], {**STEPS[1], "args": {"risk": 9.0}}]
-
-
-@pytest.fixture(autouse=True)
-def workspaces(settings, tmp_path):
-    settings.FORGE_WORKSPACES = str(tmp_path / "workspaces")
+STEPS, FIXED = FAILING_STEPS, FIXED_STEPS
 
 
 def editor_data(response):

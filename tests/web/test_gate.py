@@ -62,9 +62,8 @@ class CountingRunner:
 
 
 @pytest.fixture
-def runner_calls(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) -> list:
+def runner_calls(monkeypatch: pytest.MonkeyPatch) -> list:
     """Every call that reaches a runner in this test, as (run id, step id)."""
-    settings.FORGE_WORKSPACES = str(tmp_path / "workspaces")
     calls: list[tuple[str, str]] = []
     counting = ToolExecutor(
         compilation.registry(),
@@ -300,16 +299,6 @@ def test_a_drifted_replan_is_refused_counted_and_the_run_stays_on_its_approved_v
 
 
 # --- The policy's exception -------------------------------------------------------------------
-
-
-@pytest.fixture
-def read_only_replans(settings: Any, tmp_path: Path) -> None:
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(
-        "allow: {compute: ['*'], file_write: ['*'], file_read: ['*']}\n"
-        "auto_approve_replans: read_only\n"
-    )
-    settings.FORGE_POLICY = str(policy)
 
 
 def test_a_read_only_replan_continues_on_the_policys_approval_which_is_recorded(
