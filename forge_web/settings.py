@@ -156,10 +156,30 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 REDIS_URL = envstr("REDIS_URL", "")
 if REDIS_URL:
+    # Each web process uses a few connections (one blocking read for its feeds' wake-ups,
+    # group joins, the publisher's sends), never one per watcher; the socket timeout must
+    # outlast the layer's 5 s blocking read, or an idle listener breaks every 5 s.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "max_connections": envint("FORGE_REDIS_MAX_CONNECTIONS", 200, minimum=4),
+                        "socket_timeout": envint("FORGE_REDIS_SOCKET_TIMEOUT", 30, minimum=6),
+                        "socket_connect_timeout": envint(
+                            "FORGE_REDIS_CONNECT_TIMEOUT", 5, minimum=1
+                        ),
+                        "socket_keepalive": True,
+                        "health_check_interval": 30,
+                        "retry_on_timeout": True,
+                    }
+                ],
+                # Wake-ups a process's listener may have queued before it reads them.
+                "capacity": envint("FORGE_REDIS_CHANNEL_CAPACITY", 1000, minimum=10),
+                "expiry": 60,
+            },
         }
     }
 else:
@@ -281,6 +301,10 @@ FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
 # Websocket consumers read new events from the database at this interval even without a
 # wake-up, which is what carries events across processes when there is no Redis.
 FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))
+# How many events a websocket watcher may fall behind its run's feed before it is closed
+# (4408) to reconnect from its last seq. Frames are shared between watchers, so a queue
+# costs a reference per event, not a copy.
+FORGE_WS_WATCHER_QUEUE = envint("FORGE_WS_WATCHER_QUEUE", 10_000, minimum=10)
 # How shell steps are confined: "bwrap" (bubblewrap; without it they fail with
 # sandbox_unavailable) or "rlimits", the explicit opt-in to resource limits only, noted
 # on every step and warned about by `manage.py check` (runs.checks).

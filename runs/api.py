@@ -112,9 +112,7 @@ def waiting_previews(run: Run, step_ids: list[str]) -> dict[str, Any]:
     if not step_ids:
         return {}
     rows = (
-        RunEvent.objects.filter(
-            run=run, step_id__in=step_ids, event_type="step_awaiting_approval"
-        )
+        RunEvent.objects.filter(run=run, step_id__in=step_ids, event_type="step_awaiting_approval")
         .order_by("step_id", "-seq")
         .values_list("step_id", "facts")
     )
@@ -181,9 +179,7 @@ def list_events(request: HttpRequest, run_id: RunId, query: Query[EventsQuery]) 
 
 @router.post("/runs/{run_id}/steps/{step_id}/approve", response=RunOut)
 @require_permission("step.approve")
-def approve_step(
-    request: HttpRequest, run_id: RunId, step_id: StepId, body: StepDecisionIn
-) -> Any:
+def approve_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: StepDecisionIn) -> Any:
     """Approve a waiting step's exact arguments and preview (never by the version's
     author); with ``preview_hash``, only if that is still the preview it shows."""
     run = services.approve_step(

@@ -1,79 +1,93 @@
 """The live event stream of one run: ``/ws/runs/<run_id>/?after=<seq>``.
 
 It sends every event after ``seq`` from the database, then new ones as they commit, in
-``seq`` order with no gap and no duplicate. The database is the source of truth; a
-group message is only a wake-up, and the consumer also polls, because Channels drops
-group messages once a consumer's queue is full and an in-memory layer never carries a
-worker process's wake-ups to the web process.
+``seq`` order with no gap and no duplicate. The events come from the run's feed
+(``runs.feed``): one reader per run and process, which encodes each event once for every
+watcher. A watcher that falls too far behind is closed with 4408 and reconnects with its
+last seq; nothing it missed is lost, since the database is the source of truth.
+
+The handshake is accepted before any database work, so a crowd connecting at once is
+never refused for being slow to answer; who may watch is decided right after, and a
+refusal closes with a code the client understands: 4403 (not allowed), 4404 (no such
+run), 4400 (a bad ``after``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.conf import settings
+from channels.generic.websocket import AsyncWebsocketConsumer
 
-from runs import events as event_rows
-from runs.models import Run, RunEvent
-from runs.publish import group_name
+from runs.feed import LAGGING, Subscription, frames_after, hub
+from runs.models import Run
 
-BATCH = 500
+# No channel per watcher: the run's feed listens for wake-ups on behalf of all of them.
+NO_CHANNEL_LAYER = "forge-no-layer"
 
 
-class RunEventsConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
+    channel_layer_alias = NO_CHANNEL_LAYER
+
     async def connect(self) -> None:
+        await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not await _can_view(user):
             await self.close(code=4403)
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        if not await _run_exists(self.run_id):
-            await self.close(code=4404)
-            return
         query = parse_qs(self.scope.get("query_string", b"").decode())
         try:
-            self.last_seq = max(0, int(query.get("after", ["0"])[0]))
+            after = max(0, int(query.get("after", ["0"])[0]))
         except ValueError:
             await self.close(code=4400)
             return
-        self.sending = asyncio.Lock()
-        await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
-        await self.accept()
-        await self._send_new()
-        self.poller = asyncio.create_task(self._poll())
+        if not await _run_exists(self.run_id):
+            await self.close(code=4404)
+            return
+        self.subscription: Subscription | None = await hub().subscribe(self.run_id, after)
+        self.sender = asyncio.create_task(self._send(self.subscription, after))
 
     async def disconnect(self, code: int) -> None:
-        poller = getattr(self, "poller", None)
-        if poller is not None:
-            poller.cancel()
-        if hasattr(self, "run_id"):
-            await self.channel_layer.group_discard(group_name(self.run_id), self.channel_name)
+        sender = getattr(self, "sender", None)
+        if sender is not None:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sender
+        subscription = getattr(self, "subscription", None)
+        if subscription is not None:
+            hub().unsubscribe(self.run_id, subscription.watcher)
 
-    async def run_changed(self, message: dict[str, Any]) -> None:
-        if message.get("seq", 0) > self.last_seq:
-            await self._send_new()
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+    async def receive(self, text_data: Any = None, bytes_data: Any = None) -> None:
         """Clients only listen; anything they send is ignored."""
 
-    async def _poll(self) -> None:
+    async def _send(self, subscription: Subscription, after: int) -> None:
+        sent = after
+        if subscription.backlog is None:  # too far behind the feed: read it once
+            while sent < subscription.until:
+                frames = await frames_after(self.run_id, sent)
+                if not frames:
+                    break
+                for seq, frame in frames:
+                    await self.send(text_data=frame)
+                    sent = seq
+        else:
+            for seq, frame in subscription.backlog:
+                await self.send(text_data=frame)
+                sent = seq
+        queue = subscription.watcher.queue
         while True:
-            await asyncio.sleep(settings.FORGE_WS_POLL_SECONDS)
-            await self._send_new()
-
-    async def _send_new(self) -> None:
-        async with self.sending:  # one sender at a time keeps seq order and no duplicates
-            while True:
-                batch = await _events_after(self.run_id, self.last_seq)
-                for data in batch:
-                    await self.send_json(data)
-                    self.last_seq = int(data["seq"])  # type: ignore[call-overload]
-                if len(batch) < BATCH:
-                    return
+            item = await queue.get()
+            if item is None:  # fell behind: reconnect with the last seq
+                await self.close(code=LAGGING)
+                return
+            seq, frame = item
+            if seq > sent:
+                await self.send(text_data=frame)
+                sent = seq
 
 
 @database_sync_to_async
@@ -84,9 +98,3 @@ def _can_view(user: Any) -> bool:
 @database_sync_to_async
 def _run_exists(run_id: int) -> bool:
     return Run.objects.filter(pk=run_id).exists()
-
-
-@database_sync_to_async
-def _events_after(run_id: int, seq: int) -> list[dict[str, object]]:
-    rows = RunEvent.objects.filter(run_id=run_id, seq__gt=seq).order_by("seq")[:BATCH]
-    return [event_rows.to_data(row) for row in rows]

@@ -1,8 +1,9 @@
-"""Wake-ups for websocket consumers after a run's events commit.
+"""Wake-ups for the web processes' run feeds (``runs.feed``) after a run's events commit.
 
-The message carries only the run and its last seq: consumers read the events themselves
-from the database, so a wake-up that is dropped (Channels drops group messages when a
-consumer's queue is full) or never arrives (another process, no Redis) loses nothing.
+The message carries only the run and its last seq: feeds read the events themselves from
+the database, so a wake-up that is dropped (Channels drops group messages when a
+channel's queue is full) or never arrives (another process, no Redis) loses nothing: the
+feeds also poll.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ def run_changed(run_id: int, last_seq: int) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
-    message = {"type": "run.changed", "seq": last_seq}
+    message = {"type": "run.changed", "run_id": run_id, "seq": last_seq}
     if isinstance(layer, InMemoryChannelLayer):
-        # An in-memory layer reaches only this process's consumers: none here means a
-        # worker process, whose events the consumers' polling carries instead.
+        # An in-memory layer reaches only this process's feeds: none here means a
+        # worker process, whose events the feeds' polling carries instead.
         if layer.groups.get(group_name(run_id)):
             _send_now(layer, group_name(run_id), message)
         return

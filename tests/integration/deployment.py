@@ -51,7 +51,9 @@ class Deployment:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     port: int = 0
     tokens: dict[str, str] = field(default_factory=dict)
+    redis_url: str = REDIS
     _database: str = ""
+    web: subprocess.Popen[bytes] | None = None
 
     @property
     def base(self) -> str:
@@ -76,31 +78,25 @@ class Deployment:
             with psycopg.connect(POSTGRES, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{self._database}"')
             env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + self._database
-            env["REDIS_URL"] = REDIS
+            env["REDIS_URL"] = self.redis_url
         self.env = env
         self.manage("migrate", "--no-input", "-v", "0")
         self.manage("forge_demo")
         for user in ("ada", "grace"):
             self.tokens[user] = self.manage("forge_user", user, "--token").strip().splitlines()[-1]
         self.port = free_port()
-        self.processes.append(
-            self._spawn(
-                [
-                    sys.executable,
-                    "-m",
-                    "forge_web.serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(self.port),
-                ],
-                "web",
-            )
-        )
-        wait_for(self._answers)
+        self.start_web()
         for _ in range(workers):
             self.start_worker()
         return self
+
+    def start_web(self) -> subprocess.Popen[bytes]:
+        """The web process, on this deployment's port (again, after a restart)."""
+        argv = [sys.executable, "-m", "forge_web.serve", "--host", "127.0.0.1"]
+        self.web = self._spawn([*argv, "--port", str(self.port)], "web")
+        self.processes.append(self.web)
+        wait_for(self._answers)
+        return self.web
 
     def _spawn(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
         log = (self.root / f"{name}-{len(self.processes)}.log").open("wb")

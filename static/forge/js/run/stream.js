@@ -3,6 +3,9 @@
 // after the last one the page has applied, so a dropped connection loses nothing; the
 // EventSequencer drops what a reconnection sends twice.
 const REFUSED = new Set([4400, 4403, 4404]);
+// The server closes a watcher that fell too far behind the run's feed: reconnecting at
+// once with the last applied seq reads what it missed from the database.
+const LAGGING = 4408;
 
 export class RunStream {
   // path: "/ws/runs/7/"; after(): the last applied seq; onEvents([event]); onStatus(name)
@@ -76,8 +79,12 @@ export class RunStream {
         this.onStatus("refused");
         return;
       }
-      this.retries += 1;
       this.onStatus("reconnecting");
+      if (event.code === LAGGING) {
+        this.timer = setTimeout(() => this.connect(), 0);
+        return;
+      }
+      this.retries += 1;
       const wait = Math.min(10_000, 200 * 2 ** Math.min(this.retries - 1, 6));
       this.timer = setTimeout(() => this.connect(), wait);
     });

@@ -1,0 +1,166 @@
+"""A crowd watching one run: 100, 500 and 1,000 websocket watchers, embedded and with
+Redis, connections paced (50 every 50 ms), each asking for the events after the seq the
+run had when it connected, as the run page does.
+
+For each deployment (embedded: SQLite, one web and one worker process, in-memory channel
+layer; scale-out: PostgreSQL and Redis) and crowd size it prints: connection errors and
+unexpected closes, missed events (what the database holds that a watcher never got, or got
+twice), the p50 and p99 of live latency (an event's commit in the worker to its arrival
+at a watcher, over every event at every watcher), and the web process's CPU time and
+resident memory (its peak, from /proc) during the run.
+
+Goals (the crowd issue): 1,000 watchers with Redis and 500 embedded with 0 errors, 0
+missed events, p99 under 250 ms with Redis and under 500 ms embedded, on a quiet 2-core
+machine. Watchers and server share this machine's cores, so a loaded machine inflates
+every latency: compare rows of one run, and say how busy the machine was.
+
+Run: ``.venv/bin/python -m bench.crowd [--sizes 100,500,1000] [--kinds sqlite,postgres]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import websockets
+
+from bench.common import print_table
+from tests.integration.deployment import Deployment
+
+GOALS_MS = {"sqlite": 500.0, "postgres": 250.0}
+PACE = 50  # watchers connecting at once, then a pause of PAUSE_S
+PAUSE_S = 0.05
+STEPS = 20
+
+
+def plan(steps: int = STEPS) -> str:
+    """Steps that pause a person first (so the crowd gathers before any event flows),
+    then a chain of short waits: about four events a step."""
+    lines = [
+        "goal: Watch a supplier export being prepared",
+        "requires_approval_before: [file_write]",
+        "steps:",
+        "  - {id: s0, description: Record that the export may start, tool: file_write,"
+        " args: {path: started.txt, content: go}}",
+    ]
+    for i in range(1, steps):
+        lines.append(
+            f"  - {{id: s{i}, description: Prepare part {i} of the export, tool: sleep, "
+            f"args: {{seconds: 0.1}}, depends_on: [s{i - 1}]}}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+class Watcher:
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.latencies_ms: list[float] = []
+        self.error = ""
+
+    async def watch(self, deployment: Deployment, run_id: int, after: int) -> None:
+        try:
+            async with websockets.connect(
+                deployment.ws_url(run_id, after),
+                additional_headers=deployment.ws_headers(),
+                open_timeout=30,
+                max_queue=None,
+            ) as socket:
+                async for message in socket:
+                    event = json.loads(message)
+                    created = datetime.fromisoformat(event["created_at"]).timestamp()
+                    self.latencies_ms.append((time.time() - created) * 1000)
+                    self.seqs.append(event["seq"])
+                    if event["event_type"] in ("run_succeeded", "run_failed"):
+                        return
+        except Exception as exc:  # any failure is counted, not raised
+            self.error = f"{type(exc).__name__}: {exc}"
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int, key: str = "VmHWM:") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def crowd(deployment: Deployment, size: int) -> list[object]:
+    plan_id, number = deployment.approved_plan(f"Crowd of {size}", plan())
+    run_id = deployment.start_run(plan_id, number)
+    deployment.wait_status(run_id, "awaiting_approval")
+    after = int(deployment.run(run_id)["last_seq"])
+    watchers = [Watcher() for _ in range(size)]
+    tasks = []
+    for start in range(0, size, PACE):
+        for watcher in watchers[start : start + PACE]:
+            tasks.append(asyncio.create_task(watcher.watch(deployment, run_id, after)))
+        await asyncio.sleep(PAUSE_S)
+    await asyncio.sleep(1.0)  # the last of them settle in
+    web = deployment.web
+    assert web is not None
+    cpu_before = cpu_seconds(web.pid)
+    deployment.api("grace", "POST", f"/runs/{run_id}/steps/s0/approve", {"comment": "go"})
+    await asyncio.wait_for(asyncio.gather(*tasks), timeout=300)
+    cpu = cpu_seconds(web.pid) - cpu_before
+    stored = [e["seq"] for e in deployment.api("ada", "GET", f"/runs/{run_id}/events?limit=5000")]
+    expected = [seq for seq in stored if seq > after]
+    errors = sum(1 for w in watchers if w.error)
+    missed = sum(1 for w in watchers if not w.error and w.seqs != expected)
+    latencies = [ms for w in watchers for ms in w.latencies_ms]
+    p50 = statistics.median(latencies) if latencies else float("nan")
+    p99 = statistics.quantiles(latencies, n=100)[98] if len(latencies) > 1 else float("nan")
+    kind = deployment.kind
+    verdict = "met" if (errors, missed) == (0, 0) and p99 < GOALS_MS[kind] else "NOT met"
+    first_error = next((w.error for w in watchers if w.error), "")
+    if first_error:
+        print(f"  [{kind} x{size}] first error: {first_error}")
+    return [
+        kind,
+        size,
+        len(expected),
+        errors,
+        missed,
+        f"{p50:.0f}",
+        f"{p99:.0f}",
+        f"{cpu:.1f}",
+        f"{rss_mib(web.pid):.0f}",
+        f"{verdict} (p99 < {GOALS_MS[kind]:.0f})",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="100,500,1000")
+    parser.add_argument("--kinds", default="sqlite,postgres")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    rows = []
+    for kind in args.kinds.split(","):
+        deployment = Deployment(kind, Path(tempfile.mkdtemp(prefix="forge-crowd-"))).start()
+        try:
+            for size in sizes:
+                rows.append(asyncio.run(crowd(deployment, size)))
+        finally:
+            deployment.stop()
+    load = os.getloadavg()
+    print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")
+    print_table(
+        ["deployment", "watchers", "events", "errors", "missed", "p50 ms", "p99 ms",
+         "web cpu s", "web peak MiB", "goal"],
+        rows,
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
