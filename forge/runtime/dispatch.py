@@ -29,9 +29,7 @@ AGENT_TIMEOUT_S = 300.0
 
 def step_context(run_id: str, node: ExecutableNode, workspace: Path, attempt: int) -> RunContext:
     """Where and for how long one attempt of ``node`` runs."""
-    timeout_s = (
-        node.binding.timeout_s if node.binding else (node.step.timeout_s or AGENT_TIMEOUT_S)
-    )
+    timeout_s = node.binding.timeout_s if node.binding else (node.step.timeout_s or AGENT_TIMEOUT_S)
     return RunContext(
         run_id=run_id, step_id=node.id, workspace=workspace, timeout_s=timeout_s, attempt=attempt
     )
