@@ -1,35 +1,65 @@
 """Websocket authentication: a bearer API token in the handshake's Authorization header
-(for scripts), else the browser's session (Channels' AuthMiddlewareStack)."""
+(for scripts), else the browser's session cookie.
+
+The user is resolved once per connection, in one database call on threads that keep
+their connection (``accounts.offloop``), and ``send`` is passed through untouched:
+Channels' session stack wraps every message a consumer sends (to save a session that
+websockets never change), which a crowd of watchers paid for on every event.
+"""
 
 from __future__ import annotations
 
+from http.cookies import CookieError, SimpleCookie
+from importlib import import_module
+from types import SimpleNamespace
 from typing import Any
 
-from channels.auth import AuthMiddlewareStack
-from channels.db import database_sync_to_async
-from channels.middleware import BaseMiddleware
+from django.conf import settings
 
 from accounts.models import ApiToken
+from accounts.offloop import DatabaseThreads
 
 
-class BearerTokenMiddleware(BaseMiddleware):  # type: ignore[misc]
+class WebsocketAuth:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         headers = dict(scope.get("headers", ()))
         scheme, _, value = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
-        if scheme.lower() == "bearer":
-            # A token that is presented decides alone: a bad one is anonymous, never the
-            # session's user, as on the HTTP API.
-            scope = {**scope, "user": await _user_for(value.strip())}
-        return await super().__call__(scope, receive, send)
+        # A token that is presented decides alone: a bad one is anonymous, never the
+        # session's user, as on the HTTP API.
+        token = value.strip() if scheme.lower() == "bearer" else None
+        cookie = headers.get(b"cookie", b"").decode("latin-1")
+        user = await _AUTH.run(_user_for, token, _session_key(cookie))
+        return await self.inner({**scope, "user": user}, receive, send)
 
 
-@database_sync_to_async
-def _user_for(value: str) -> Any:
+def _session_key(cookie_header: str) -> str | None:
+    try:
+        cookies = SimpleCookie(cookie_header)
+    except CookieError:
+        return None
+    morsel = cookies.get(settings.SESSION_COOKIE_NAME)
+    return morsel.value if morsel is not None else None
+
+
+_AUTH = DatabaseThreads("forge-ws-auth", threads=2)
+
+
+def _user_for(token: str | None, session_key: str | None) -> Any:
+    from django.contrib.auth import get_user
     from django.contrib.auth.models import AnonymousUser
 
-    token = ApiToken.objects.authenticate(value)
-    return token.user if token is not None else AnonymousUser()
+    if token is not None:
+        found = ApiToken.objects.authenticate(token)
+        return found.user if found is not None else AnonymousUser()
+    if not session_key:
+        return AnonymousUser()
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    # Django's own check of a session: its user, backend and session hash.
+    return get_user(SimpleNamespace(session=store(session_key)))  # type: ignore[arg-type]
 
 
 def WebsocketAuthStack(inner: Any) -> Any:  # noqa: N802  (named like Channels' stacks)
-    return AuthMiddlewareStack(BearerTokenMiddleware(inner))
+    return WebsocketAuth(inner)

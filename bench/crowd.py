@@ -110,7 +110,10 @@ async def crowd(deployment: Deployment, size: int) -> list[object]:
     web = deployment.web
     assert web is not None
     cpu_before = cpu_seconds(web.pid)
-    deployment.api("grace", "POST", f"/runs/{run_id}/steps/s0/approve", {"comment": "go"})
+    # Off the event loop: the watchers must go on reading while the request runs.
+    await asyncio.to_thread(
+        deployment.api, "grace", "POST", f"/runs/{run_id}/steps/s0/approve", {"comment": "go"}
+    )
     await asyncio.wait_for(asyncio.gather(*tasks), timeout=300)
     cpu = cpu_seconds(web.pid) - cpu_before
     stored = [e["seq"] for e in deployment.api("ada", "GET", f"/runs/{run_id}/events?limit=5000")]

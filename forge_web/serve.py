@@ -14,7 +14,8 @@ What is set, and why (every other option is uvicorn's default):
   local process, and login throttling counts failures per client address;
 - websockets by the ``websockets`` library (uvicorn's sans-I/O protocol; its older one
   is deprecated), pinged every 20 s (a dead client is dropped within 40 s), with client
-  messages of at most 64 KiB: Forge's clients send none;
+  messages of at most 64 KiB (Forge's clients send none), and no per-message
+  compression: deflating every event once per watcher made a crowd CPU-bound;
 - no lifespan protocol (Channels' router has no lifespan application), no ``Server``
   header, and at most 10 s for open connections to finish when stopping.
 """
@@ -41,6 +42,9 @@ def options(host: str, port: int, forwarded_allow_ips: list[str]) -> dict[str, A
         "forwarded_allow_ips": forwarded_allow_ips or None,
         "ws": "websockets-sansio",
         "ws_max_size": WS_MAX_BYTES,
+        # Compressing each frame for each watcher costs a crowd more CPU than it saves on
+        # small JSON events over a LAN (bench/crowd.py).
+        "ws_per_message_deflate": False,
         "ws_ping_interval": 20.0,
         "ws_ping_timeout": 20.0,
         "lifespan": "off",

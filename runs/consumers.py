@@ -19,11 +19,10 @@ import contextlib
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from runs.feed import LAGGING, Subscription, frames_after, hub
-from runs.models import Run
+from runs.feed import LAGGING, Subscription, frames_after, hub, run_exists
 
 # No channel per watcher: the run's feed listens for wake-ups on behalf of all of them.
 NO_CHANNEL_LAYER = "forge-no-layer"
@@ -34,8 +33,8 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
 
     async def connect(self) -> None:
         await self.accept()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated or not await _can_view(user):
+        user = self.scope.get("user")  # resolved by accounts.websockets
+        if user is None or not user.is_authenticated or not user.can("run.view"):
             await self.close(code=4403)
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
@@ -45,11 +44,21 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         except ValueError:
             await self.close(code=4400)
             return
-        if not await _run_exists(self.run_id):
+        feeds = hub()
+        if self.run_id not in feeds.feeds and not await run_exists(self.run_id):
             await self.close(code=4404)
             return
-        self.subscription: Subscription | None = await hub().subscribe(self.run_id, after)
+        self.subscription: Subscription | None = await feeds.subscribe(self.run_id, after)
         self.sender = asyncio.create_task(self._send(self.subscription, after))
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes old database connections before every handler; this consumer
+        # touches the database only through the feeds' own threads (runs.feed), so that
+        # hop to the shared sync thread is skipped for every connect of a crowd.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"no handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code: int) -> None:
         sender = getattr(self, "sender", None)
@@ -88,13 +97,3 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             if seq > sent:
                 await self.send(text_data=frame)
                 sent = seq
-
-
-@database_sync_to_async
-def _can_view(user: Any) -> bool:
-    return bool(user.can("run.view"))
-
-
-@database_sync_to_async
-def _run_exists(run_id: int) -> bool:
-    return Run.objects.filter(pk=run_id).exists()

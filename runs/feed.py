@@ -30,10 +30,10 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from accounts.offloop import DatabaseThreads
 from runs import events as event_rows
 from runs.models import Run, RunEvent
 from runs.publish import group_name
@@ -48,6 +48,7 @@ __all__ = [
     "events_after",
     "frames_after",
     "hub",
+    "run_exists",
 ]
 
 logger = logging.getLogger(__name__)
@@ -269,15 +270,24 @@ def hub() -> FeedHub:
     return found
 
 
-@database_sync_to_async
-def _last_seq(run_id: int) -> int:
-    return Run.objects.filter(pk=run_id).values_list("last_seq", flat=True).get()
+# The feeds' reads run on a thread of their own, which keeps its database connection
+# (accounts.offloop): a watched run is polled ten times a second.
+_READER = DatabaseThreads("forge-feed-reader")
 
 
-@database_sync_to_async
-def frames_after(run_id: int, seq: int) -> list[Frame]:
-    """``events_after``, off the event loop."""
-    return events_after(run_id, seq)
+async def _last_seq(run_id: int) -> int:
+    return await _READER.run(
+        lambda: Run.objects.filter(pk=run_id).values_list("last_seq", flat=True).get()
+    )
+
+
+async def run_exists(run_id: int) -> bool:
+    return await _READER.run(lambda: Run.objects.filter(pk=run_id).exists())
+
+
+async def frames_after(run_id: int, seq: int) -> list[Frame]:
+    """``events_after``, on the feeds' reader thread."""
+    return await _READER.run(events_after, run_id, seq)
 
 
 def events_after(run_id: int, seq: int) -> list[Frame]:
