@@ -191,7 +191,7 @@ class Scheduler:
                 self._needs_replan(step_id)
             return self.events[mark:]
         verdict = check_output(node.step.done_when, result.output)
-        verdict_json = verdict_data(node.step.done_when, verdict)
+        verdict_json = verdict_data(node.step.done_when, verdict, result.output)
         if not verdict.valid:
             self._step(
                 EventType.STEP_INVALID,

@@ -184,7 +184,10 @@ def test_a_failed_contract_shows_the_replan_and_the_run_resumes_on_a_fixed_versi
     panel = ada.locator("#replan-panel")
     expect(panel).to_be_visible()
     expect(panel.locator("#replan-failure")).to_contain_text("score")
-    expect(panel.locator("#replan-failure")).to_contain_text("check 1 failed")
+    # The failed check says what it saw: nobody compares the output by hand.
+    expect(panel.locator("#replan-failure")).to_contain_text(
+        "check 1 failed: risk_score <= `10` with risk_score = 14.6"
+    )
     expect(panel.locator("[data-set=reset] .step-chip")).to_have_text(["report", "score"])
     expect(panel.locator("[data-set=preserved] .step-chip")).to_have_text(["history"])
     classes = ada.evaluate(
@@ -198,6 +201,16 @@ def test_a_failed_contract_shows_the_replan_and_the_run_resumes_on_a_fixed_versi
         "href", f"/plans/{plan}/edit/?version=1&from_run={run_id}"
     )
     shoot(ada, "1-needs-replan")
+    # The drawer shows the check with its value, and the attempt in the step's words.
+    click_node(ada, "score")
+    drawer = ada.locator("#step-drawer")
+    expect(drawer.locator("dd.check-failed")).to_have_text(
+        "✗ risk_score <= `10` with risk_score = 14.6"
+    )
+    expect(drawer.locator(".record-head").first).to_contain_text(
+        "invalid: the tool ran, its output broke the contract"
+    )
+    drawer.locator("[data-close]").click()
 
     # Two new versions, saved while the page is open: one raises the replan cap (plan
     # drift: refused until approved), one fixes the contract.

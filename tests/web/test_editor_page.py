@@ -116,7 +116,9 @@ def test_the_replan_the_editor_posts_needs_the_session_csrf_token_and_waits_for_
     assert saved.status_code == 201, saved.json()
     answer = saved.json()
     assert (answer["number"], answer["parent"], answer["status"]) == (2, 1, "awaiting_approval")
-    assert answer["replan_reason"] == "step 'score' invalid: check 1 failed"
+    assert answer["replan_reason"] == (
+        "step 'score' invalid: check 1 failed: risk <= `10` with risk = 14.6"
+    )
     version = PlanVersion.objects.get(plan_id=run.plan_id, number=2)
     assert (version.author, version.parent.number, version.note) == (author, 1, "cap the score")
     assert Run.objects.get(pk=run.pk).status == "needs_replan"  # nothing resumed it

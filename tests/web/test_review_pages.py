@@ -396,7 +396,7 @@ def test_the_replan_story_names_the_failure_the_sets_the_resume_and_the_drift(
     assert (replan["index"], replan["from"], replan["to"]) == (1, 1, 2)
     assert replan["failure"]["step"] == "score"
     assert replan["failure"]["status"] == "invalid"
-    assert replan["failure"]["error"] == "check 1 failed"
+    assert replan["failure"]["error"] == "check 1 failed: risk <= `10` with risk = 14.6"
     assert replan["failure"]["verdict"]["checks"] == ["risk <= `10`"]
     assert replan["reset"] == ["report", "score"]
     assert replan["candidates"] == ["fetch"]

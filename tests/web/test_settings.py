@@ -144,9 +144,28 @@ def test_channels_use_redis_when_redis_url_is_set(load_settings):
     assert layers == {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": ["redis://cache.example.com:6379/1"]},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": "redis://cache.example.com:6379/1",
+                        "max_connections": 200,
+                        "socket_timeout": 30,
+                        "socket_connect_timeout": 5,
+                        "socket_keepalive": True,
+                        "health_check_interval": 30,
+                        "retry_on_timeout": True,
+                    }
+                ],
+                "capacity": 1000,
+                "expiry": 60,
+            },
         }
     }
+
+
+def test_redis_timeouts_that_would_cut_an_idle_listener_are_refused(load_settings):
+    with pytest.raises(ImproperlyConfigured, match="FORGE_REDIS_SOCKET_TIMEOUT"):
+        load_settings(REDIS_URL="redis://cache:6379/1", FORGE_REDIS_SOCKET_TIMEOUT="5")
 
 
 def test_channels_stay_in_memory_without_redis(load_settings):

@@ -206,7 +206,8 @@ def test_an_answer_that_misses_the_contract_is_sent_back_while_turns_remain(harn
 
     assert result.status == "succeeded"
     assert model.calls[1].messages[-1].content == (
-        "That answer does not satisfy the step: check 1 failed. "
+        "That answer does not satisfy the step: check 1 failed: length(facts) > `0` with "
+        "length(facts) = 0, facts = []. "
         "Answer again with one JSON object that does."
     )
 

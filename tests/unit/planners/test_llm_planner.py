@@ -187,7 +187,7 @@ def test_a_replan_request_carries_the_failure_the_completed_steps_and_the_side_e
     ]
     assert json.loads(lines[3]) == to_data(from_data(FIRST))
     assert "Failed step: score" in lines
-    assert "Error: check 1 failed" in lines
+    assert "Error: check 1 failed: risk <= `10` with risk = 42" in lines
     assert '- notify: {"sent": true}' in lines
     assert f"- send_email by step notify (arguments hash {notify_hash})" in lines
 

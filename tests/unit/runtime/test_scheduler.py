@@ -102,12 +102,21 @@ def test_an_output_that_breaks_its_contract_makes_the_step_invalid():
     events = scheduler.done("inspect", ToolResult("succeeded", output={"facts": []}))
 
     assert events[0].event_type == "step_invalid"
+    # A failed check names what it saw, so nobody compares by hand.
     assert events[0].verdict == {
         "valid": False,
-        "errors": ["check 1 failed"],
+        "errors": ["check 1 failed: length(facts) > `0` with length(facts) = 0, facts = []"],
         "required_keys": ["facts"],
         "checks": ["length(facts) > `0`"],
+        "results": [
+            {
+                "check": "length(facts) > `0`",
+                "passed": False,
+                "values": [["length(facts)", "0"], ["facts", "[]"]],
+            }
+        ],
     }
+    assert events[0].blocked_reason == events[0].verdict["errors"][0]
     assert scheduler.state.status == "needs_replan"
 
 

@@ -72,7 +72,9 @@ def test_a_replan_resumes_the_run_and_never_reexecutes_preserved_steps(executor,
     assert _executions(records).count("inspect") == 1
     [observation] = planner.observations
     assert observation.failed_step == "summarise"
-    assert observation.verdict["errors"] == ["check 1 failed"]
+    assert observation.verdict["errors"] == [
+        "check 1 failed: risk_score <= `10` with risk_score = 99"
+    ]
     assert observation.completed == {"inspect": {"facts": ["contract A", "contract B"]}}
 
 

@@ -98,6 +98,7 @@ export class StepDrawer {
     this.badge.textContent = STEP_LABELS[status] || status;
     const sections = [];
     if (planStep && planStep.description) sections.push(h("p", { class: "step-description", text: planStep.description }));
+    this.shown = step ? { status, attempt: step.attempt } : null;
     if (!step) {
       sections.push(h("p", { class: "muted", text: "This step is not part of the run's current version." }));
     } else {
@@ -290,9 +291,12 @@ export class StepDrawer {
   }
 
   record(record) {
+    // The tool ran (its record says succeeded) but the step's contract refused its output:
+    // say it as the step's status does, so the two never read as a contradiction.
+    const refused = record.status === "succeeded" && this.shown && this.shown.status === "invalid" && record.attempt === this.shown.attempt;
     const facts = [
       `attempt ${record.attempt}`,
-      record.status,
+      refused ? "invalid: the tool ran, its output broke the contract" : record.status,
       formatDuration(record.latency_ms),
       record.exit_code === null || record.exit_code === undefined ? null : `exit ${record.exit_code}`,
       record.isolation && record.isolation !== "none" ? record.isolation : null,
@@ -357,8 +361,19 @@ function verdictSection(verdict, doneWhen) {
     if (doneWhen.description) parts.push(h("p", { class: "small", text: doneWhen.description }));
     const rows = [];
     if (Array.isArray(doneWhen.required_keys) && doneWhen.required_keys.length) rows.push(["Required keys", doneWhen.required_keys.join(", ")]);
-    for (const check of doneWhen.checks || []) rows.push(["Check", check]);
-    if (rows.length) parts.push(h("dl", { class: "meta" }, rows.map(([term, value]) => [h("dt", { text: term }), h("dd", {}, h("code", { text: value }))])));
+    // Each check with what it saw (forge.runtime.contracts: the values of its operands).
+    const results = new Map(((verdict && verdict.results) || []).map((result) => [result.check, result]));
+    const rowsNode = rows.map(([term, value]) => [h("dt", { text: term }), h("dd", {}, h("code", { text: value }))]);
+    for (const check of doneWhen.checks || []) {
+      const result = results.get(check);
+      const seen = result && result.values.length ? ` with ${result.values.map(([operand, value]) => `${operand} = ${value}`).join(", ")}` : "";
+      const mark = result ? (result.passed ? "✓ " : "✗ ") : "";
+      rowsNode.push([
+        h("dt", { text: "Check" }),
+        h("dd", { class: result ? (result.passed ? "check-passed" : "check-failed") : "", dataset: { check } }, mark, h("code", { text: check }), seen),
+      ]);
+    }
+    if (rowsNode.length) parts.push(h("dl", { class: "meta" }, rowsNode));
   }
   return section("Contract", ...parts);
 }
