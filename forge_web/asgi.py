@@ -28,12 +28,12 @@ from forge_web.mcp import McpEndpoint  # noqa: E402
 from runs.routing import websocket_urlpatterns  # noqa: E402
 
 # Agents' MCP tools; their calls go into Django as API requests with the agent's token.
-mcp = McpEndpoint(django_asgi_app)
+mcp_endpoint = McpEndpoint(django_asgi_app)
 
 application = ProtocolTypeRouter(
     {
-        "http": mcp.in_front_of(http_app),
-        "lifespan": mcp.lifespan_app(),
+        "http": mcp_endpoint.in_front_of(http_app),
+        "lifespan": mcp_endpoint.lifespan_app(),
         # A bearer token or the session, and only from this site's origins (ALLOWED_HOSTS).
         "websocket": AllowedHostsOriginValidator(
             WebsocketAuthStack(URLRouter(websocket_urlpatterns))
