@@ -17,6 +17,11 @@ Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` w
 else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
 ``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
 the same endpoint.
+
+``forge mcp --url URL`` is the one command that talks to a Forge server: it serves the
+MCP tools an agent uses to submit plans and follow their runs over stdio, as the user of
+the API token in ``FORGE_API_TOKEN`` (``forge.mcp_server``, docs/agents.md); exit 2 when
+the URL or the token is missing.
 """
 
 from __future__ import annotations
@@ -138,6 +143,22 @@ def _parser() -> argparse.ArgumentParser:
         help="start an MCP server over stdio and offer its tools (repeatable)",
     )
     run.set_defaults(handler=_run)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve Forge's MCP tools over stdio to an agent (token: FORGE_API_TOKEN)",
+        description="Serve Forge's MCP tools over stdio: an agent compiles and submits "
+        "plans, waits for a person's approval, starts runs and reads their events, as the "
+        "Forge user of the API token in FORGE_API_TOKEN (never a flag). docs/agents.md.",
+    )
+    mcp.add_argument(
+        "--url",
+        default=os.environ.get("FORGE_URL"),
+        help="Forge's site URL, e.g. https://forge.example.com (default: FORGE_URL)",
+    )
+    mcp.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                     help="for each request to Forge")  # fmt: skip
+    mcp.set_defaults(handler=_mcp)
     return parser
 
 
@@ -211,6 +232,21 @@ def _print_diagnostics(name: str, result: CompileResult) -> None:
     summary = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items() if n)
     verdict = "compiles" if result.ok else "does not compile"
     print(f"{name}: {verdict}" + (f" ({summary})" if summary else ""))
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from forge.client import AsyncForgeClient  # the MCP server's imports only when serving
+    from forge.mcp_server import stdio
+
+    if not args.url:
+        raise InputError("give Forge's URL: --url URL, or set FORGE_URL")
+    try:
+        token = stdio.token_from_environment()
+        client = AsyncForgeClient(args.url, token, timeout_s=args.timeout)
+    except ValueError as exc:  # no token, a malformed one, or not an http(s) URL
+        raise InputError(str(exc)) from None
+    stdio.serve(client)
+    return EXIT_OK
 
 
 def _run(args: argparse.Namespace) -> int:

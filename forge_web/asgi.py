@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django (and /static/ unless a proxy serves it) behind
-the request body limit, websockets through Channels. Served by uvicorn
+the request body limit, the MCP tools at /mcp (``forge_web.mcp``, whose session manager
+the lifespan protocol starts), websockets through Channels. Served by uvicorn
 (``python -m forge_web.serve``)."""
 
 import os
@@ -23,11 +24,16 @@ http_app = BodyLimit(
 )
 
 from accounts.websockets import WebsocketAuthStack  # noqa: E402
+from forge_web.mcp import McpEndpoint  # noqa: E402
 from runs.routing import websocket_urlpatterns  # noqa: E402
+
+# Agents' MCP tools; their calls go into Django as API requests with the agent's token.
+mcp_endpoint = McpEndpoint(django_asgi_app)
 
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
+        "http": mcp_endpoint.in_front_of(http_app),
+        "lifespan": mcp_endpoint.lifespan_app(),
         # A bearer token or the session, and only from this site's origins (ALLOWED_HOSTS).
         "websocket": AllowedHostsOriginValidator(
             WebsocketAuthStack(URLRouter(websocket_urlpatterns))

@@ -16,8 +16,9 @@ What is set, and why (every other option is uvicorn's default):
   is deprecated), pinged every 20 s (a dead client is dropped within 40 s), with client
   messages of at most 64 KiB (Forge's clients send none), and no per-message
   compression: deflating every event once per watcher made a crowd CPU-bound;
-- no lifespan protocol (Channels' router has no lifespan application), no ``Server``
-  header, and at most 10 s for open connections to finish when stopping.
+- the lifespan protocol on: it starts the MCP tools' session manager (``forge_web.mcp``)
+  before the first request, and a failure to start it stops the server;
+- no ``Server`` header, and at most 10 s for open connections to finish when stopping.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def options(host: str, port: int, forwarded_allow_ips: list[str]) -> dict[str, A
         "ws_per_message_deflate": False,
         "ws_ping_interval": 20.0,
         "ws_ping_timeout": 20.0,
-        "lifespan": "off",
+        "lifespan": "on",
         "server_header": False,
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
     }

@@ -243,6 +243,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Every MCP call at /mcp makes API requests in-process (forge_web.mcp): httpx and the
+    # MCP SDK would log each of them at INFO.
+    "loggers": {"httpx": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
     "root": {
         "handlers": ["console"],
         "level": envchoice(
