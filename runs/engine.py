@@ -37,7 +37,7 @@ from runs.models import Run, RunEvent, StepRun
 _SCHEDULERS: dict[int, Scheduler] = {}
 _GRAPHS: OrderedDict[int, ExecutableGraph] = OrderedDict()
 _GRAPH_CACHE_SIZE = 64
-_graphs_generation = 0  # of the tools snapshot the cached graphs were compiled with
+_graphs_tools: list[object] = [None]  # the tools snapshot the cached graphs were compiled with
 
 
 def graph_for(version: PlanVersion) -> ExecutableGraph:
@@ -49,12 +49,11 @@ def graph_for(version: PlanVersion) -> ExecutableGraph:
 
 
 def _graph(version_id: int, load: Callable[[], PlanVersion]) -> ExecutableGraph:
-    global _graphs_generation
     # A tool changed: graphs compiled before would be refused at run time (stale_binding).
-    generation = tools(refresh=False).generation
-    if generation != _graphs_generation:
+    snapshot = tools(refresh=False)
+    if snapshot is not _graphs_tools[0]:
         _GRAPHS.clear()
-        _graphs_generation = generation
+        _graphs_tools[0] = snapshot
     # Keyed by id, so a worker's transaction never reads the version's (large) document
     # once its graph is cached.
     graph = _GRAPHS.get(version_id)

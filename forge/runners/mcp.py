@@ -148,7 +148,7 @@ class McpServer:
         except BaseException as exc:
             reason = "no handshake in time" if isinstance(exc, TimeoutError) else _leaf(exc)
             self.close()
-            tail = "" if url else f"; stderr: {self.stderr_tail()}"
+            tail = "" if url else f"; stderr: {self.stderr_tail(500)}"
             raise McpUnavailable(
                 self.mask(f"MCP server {name!r} did not start ({reason}){tail}")
             ) from exc
