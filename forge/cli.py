@@ -12,6 +12,12 @@ the file), and so does every version a planner proposes, unless the policy's
 a constraint of the version it replaces (plan drift) also needs ``--accept-drift``.
 Every approval given in NAME's name is printed with what it approves.
 
+Tools: the built-ins, installed Python tools and the MCP servers of ``--config FILE`` (an
+``mcpServers`` JSON file, the one the web's ``FORGE_MCP_SERVERS`` names, which is also the
+default), plus ``forge run --mcp NAME=COMMAND``. ``http_request`` reaches the hosts of
+``FORGE_HTTP_ALLOWED_HOSTS`` and ``--allow-host``. A server that does not answer is named
+on stderr and its tools compile as ``tool_unavailable``.
+
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
 else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
@@ -51,10 +57,11 @@ from forge.plan import (
 )
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.progress import ProgressPrinter
-from forge.runners import SANDBOX_MODES
+from forge.runners import SANDBOX_MODES, SandboxMode
+from forge.runners.mcp_config import load_mcp_servers
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import ApprovalNotice, LocalRun, LocalRunResult
-from forge.toolbox import McpServerConfig, build_toolbox
+from forge.toolbox import McpConfigError, McpServerConfig, Toolbox, build_toolbox
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
@@ -83,16 +90,19 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_arguments(compile_)
     compile_.add_argument("--json", action="store_true", help="print diagnostics as JSON")
     compile_.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
+    _add_config_argument(compile_)
     compile_.set_defaults(handler=_compile)
 
     export = commands.add_parser("export", help="convert a plan to another format")
     _add_input_arguments(export)
+    _add_config_argument(export, "checked, not started: export needs no tools")
     export.add_argument("--to", required=True, choices=["mermaid", "dot", "json", "yaml"])
     export.set_defaults(handler=_export)
 
     run = commands.add_parser("run", help="run a plan locally with the real executor")
     _add_input_arguments(run)
     run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
+    _add_config_argument(run)
     run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
     run.add_argument(
         "--planner",
@@ -126,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST",
-        help="a host http_request may reach (repeatable)",
+        help="a host http_request may reach, besides FORGE_HTTP_ALLOWED_HOSTS (repeatable)",
     )
     run.add_argument(
         "--sandbox",
@@ -174,6 +184,47 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_config_argument(parser: argparse.ArgumentParser, note: str = "") -> None:
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        default=os.environ.get("FORGE_MCP_SERVERS") or None,
+        help='MCP servers ({"mcpServers": ...} JSON; default: $FORGE_MCP_SERVERS)'
+        + (f"; {note}" if note else ""),
+    )
+
+
+def _mcp_servers(args: argparse.Namespace) -> list[McpServerConfig]:
+    """The servers of ``--config``, then of ``--mcp`` (``run`` only)."""
+    try:
+        servers = list(load_mcp_servers(args.config)) if args.config else []
+        servers += [McpServerConfig.parse(text) for text in getattr(args, "mcp", ())]
+    except McpConfigError as exc:
+        raise InputError(f"{exc} [{exc.code}]") from None
+    return servers
+
+
+def _toolbox(
+    args: argparse.Namespace, allowed_hosts: Sequence[str] = (), sandbox: SandboxMode = "bwrap"
+) -> Toolbox:
+    """The toolbox of ``args``, its servers discovered; unavailable ones named on stderr."""
+    servers = _mcp_servers(args)
+    try:
+        toolbox = build_toolbox(mcp_servers=servers, allowed_hosts=allowed_hosts, sandbox=sandbox)
+    except McpConfigError as exc:
+        raise InputError(f"{exc} [{exc.code}]") from None
+    try:
+        for server in toolbox.servers():
+            if not server.available:
+                print(f"forge: warning: MCP server {server.name!r} is not available: "
+                      f"{server.error}", file=sys.stderr)  # fmt: skip
+    except BaseException:
+        toolbox.close()
+        raise
+    return toolbox
+
+
 def read_document(args: argparse.Namespace) -> PlanDocument:
     limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
     try:
@@ -205,9 +256,10 @@ def _policy(path: Path | None) -> Policy:
 
 def _compile(args: argparse.Namespace) -> int:
     document = read_document(args)
-    # the same catalogue `run` and the web compile against: built-ins and installed tools
-    compiler = GraphCompiler(build_toolbox().registry, PolicyEngine(_policy(args.policy)))
-    result = compiler.compile(document)
+    policy = PolicyEngine(_policy(args.policy))
+    # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
+    with _toolbox(args) as toolbox:
+        result = GraphCompiler(toolbox.registry, policy).compile(document)
     if args.json:
         print(json.dumps(_result_data(result), indent=2, ensure_ascii=False))
     else:
@@ -251,34 +303,30 @@ def _mcp(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     document = read_document(args)
-    try:
-        servers = [McpServerConfig.parse(text) for text in args.mcp]
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
     if args.sandbox == "rlimits":
         print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
               "without bubblewrap", file=sys.stderr)  # fmt: skip
     workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
     workspace.mkdir(parents=True, exist_ok=True)
     policy = PolicyEngine(_policy(args.policy))
+    hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
-        build_toolbox(
-            allowed_hosts=args.allow_host, mcp_servers=servers, sandbox=args.sandbox
-        ) as toolbox,
+        _toolbox(args, allowed_hosts=hosts, sandbox=args.sandbox) as toolbox,
         contextlib.ExitStack() as models,
     ):
-        planner = _planner(args.planner, args, toolbox.registry) if args.planner else None
+        tools = toolbox.snapshot()  # one catalogue for the whole run
+        planner = _planner(args.planner, args, tools.registry) if args.planner else None
         model = _model(args.model, args) if args.model else None
         for used in (model, getattr(planner, "model", None)):
             close = getattr(used, "close", None)  # an HTTP model holds a connection pool
             if close is not None:
                 models.callback(close)
-        compiler = GraphCompiler(toolbox.registry, policy)
+        compiler = GraphCompiler(tools.registry, policy)
         executor = ToolExecutor(
-            toolbox.registry,
+            tools.registry,
             policy,
             InMemoryRecordStore(),
-            toolbox.runners,
+            tools.runners,
             approvals=ApprovalSigner(secrets.token_bytes(32)),
         )
         progress = ProgressPrinter(sys.stdout, len(document.steps), live=sys.stdout.isatty())
@@ -373,8 +421,14 @@ def _report(name: str, result: LocalRunResult) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    sys.stdout.write(dump_plan(read_document(args), args.to))
+    document = read_document(args)
+    _mcp_servers(args)  # the same options work for every command; a bad file is said so
+    sys.stdout.write(dump_plan(document, args.to))
     return EXIT_OK
+
+
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 if __name__ == "__main__":

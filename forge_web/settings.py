@@ -267,6 +267,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(2_621_440, 2 * FORGE_MAX_PLAN_BYTES + 1024 * 1
 # The tool policy plans are compiled and runs authorised with: a YAML or JSON file of
 # forge.tools.Policy's shape; empty means forge.tools.DEFAULT_POLICY (plans.compilation).
 FORGE_POLICY = envstr("FORGE_POLICY", "")
+# The deployment's toolbox (plans.compilation): hosts http_request may reach, the MCP
+# servers' file (the common {"mcpServers": ...} JSON), how often servers are listed again.
+FORGE_HTTP_ALLOWED_HOSTS = envlist("FORGE_HTTP_ALLOWED_HOSTS", [])
+FORGE_MCP_SERVERS = envstr("FORGE_MCP_SERVERS", "")
+FORGE_MCP_REFRESH_SECONDS = envint("FORGE_MCP_REFRESH_SECONDS", 60, minimum=0)
 
 FORGE_API_PAGE_SIZE = envint("FORGE_API_PAGE_SIZE", 50, minimum=1)
 NINJA_PAGINATION_CLASS = "forge_web.pagination.PageNumberPagination"  # page <= 10**9

@@ -2,7 +2,8 @@
 
 Reads need ``plan.view`` (``tool.view`` for /tools), creating a plan ``plan.create``, a
 new version ``plan.edit``, compiling ``plan.compile``, approving and rejecting
-``plan.approve`` (never of one's own version). Writes go through ``plans.services``.
+``plan.approve`` (never of one's own version), refreshing the MCP tools ``tool.manage``.
+Writes go through ``plans.services``.
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.
@@ -36,6 +37,7 @@ from plans.schemas import (
     PlanIn,
     PlanOut,
     ToolOut,
+    ToolServerOut,
     VersionIn,
     VersionOut,
     VersionSummaryOut,
@@ -191,6 +193,22 @@ def compile_plan(request: HttpRequest, body: DocumentIn) -> HttpResponse:
 def list_tools(request: HttpRequest) -> list[dict[str, Any]]:
     """The tool catalogue with each tool's schema, scope, side effect and policy."""
     return catalogue.tool_catalogue()
+
+
+@router.get("/tools/servers", response=list[ToolServerOut])
+@require_permission("tool.view")
+def list_tool_servers(request: HttpRequest) -> list[dict[str, Any]]:
+    """The MCP servers of ``FORGE_MCP_SERVERS``: whether each answered when this process
+    last asked (every ``FORGE_MCP_REFRESH_SECONDS``), why not, and its tools."""
+    return catalogue.tool_servers()
+
+
+@router.post("/tools/refresh", response=list[ToolServerOut])
+@require_permission("tool.manage")
+def refresh_tools(request: HttpRequest) -> list[dict[str, Any]]:
+    """Ask every MCP server for its tools now (this web process; workers refresh on their
+    own schedule), restarting those that stopped; audited as ``tools.refreshed``."""
+    return [catalogue.server_entry(status) for status in services.refresh_tools(request.auth)]
 
 
 # --- Helpers ----------------------------------------------------------------------------

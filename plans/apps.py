@@ -3,3 +3,10 @@ from django.apps import AppConfig
 
 class PlansConfig(AppConfig):
     name = "plans"
+
+    def ready(self) -> None:
+        from django.core import checks
+
+        from plans.checks import mcp_servers_check
+
+        checks.register(mcp_servers_check)

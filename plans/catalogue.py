@@ -1,24 +1,48 @@
-"""The tool catalogue as plan authors see it: each tool's contract and what policy says.
+"""The tool catalogue as plan authors see it: each tool's contract and what policy says,
+and the MCP servers the tools come from.
 
 One entry per tool of the deployment's registry, by name, with whether the policy lets a
 plan use it at all and whether its calls always wait for a person's approval (a plan's
-own ``requires_approval_before`` can add more, never fewer).
+own ``requires_approval_before`` can add more, never fewer). An MCP tool's schema is its
+``inputSchema`` and its side effect its annotations' reading (``forge.runners.mcp``).
+``tool_servers`` says, per MCP server, whether it answered when last asked and why not.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from forge.tools import PolicyEngine, ToolSpec
 from plans import compilation
 
-__all__ = ["tool_catalogue"]
+if TYPE_CHECKING:
+    from forge.toolbox import ServerStatus
+
+__all__ = ["server_entry", "tool_catalogue", "tool_servers"]
 
 
 def tool_catalogue() -> list[dict[str, Any]]:
-    engine = compilation.compiler().policy
-    return [_entry(spec, engine) for spec in compilation.registry()]
+    compiler = compilation.compiler()  # one snapshot of the tools for the whole list
+    return [_entry(spec, compiler.policy) for spec in compiler.registry]
+
+
+def tool_servers() -> list[dict[str, Any]]:
+    """Each configured MCP server as this process last found it."""
+    compilation.tools()  # discovered again first, when due
+    return [server_entry(status) for status in compilation.toolbox().servers()]
+
+
+def server_entry(status: ServerStatus) -> dict[str, Any]:
+    return {
+        "name": status.name,
+        "transport": status.transport,
+        "available": status.available,
+        "error": status.error,
+        "tools": list(status.tools),
+        "checked_at": datetime.fromtimestamp(status.checked_at, UTC),
+    }
 
 
 def _entry(spec: ToolSpec, engine: PolicyEngine) -> dict[str, Any]:

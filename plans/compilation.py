@@ -1,18 +1,27 @@
-"""The deployment's compiler, and what a stored version compiles to now.
+"""The deployment's toolbox and compiler, and what a stored version compiles to now.
 
-``compiler()`` is the one ``GraphCompiler`` of this process: the tool registry of
-``forge.toolbox.build_toolbox(python_tools=True)`` (built-ins and installed Python
-tools), built once, and the policy of the file named by the ``FORGE_POLICY`` setting
-(YAML or JSON, ``forge.tools.Policy.from_data``'s shape), or ``DEFAULT_POLICY`` when it
-is empty. Both are read once per process and policy path: a changed policy file takes
-effect on restart. Plans compiles versions with it and runs must compile with the same
-one, so that what was approved is what runs.
+``toolbox()`` is this process's one ``forge.toolbox.Toolbox``, built from settings on
+first use: the built-ins (``http_request`` reaching ``FORGE_HTTP_ALLOWED_HOSTS``), the
+installed Python tools and the MCP servers of the ``FORGE_MCP_SERVERS`` file, listed
+again every ``FORGE_MCP_REFRESH_SECONDS``, with shell steps in ``FORGE_SANDBOX`` mode.
+The web process compiles against it and the worker's executor runs its runners, so a
+plan compiles and runs against one catalogue; its sessions close when the process exits.
+``compiler()`` is the ``GraphCompiler`` over the current snapshot of those tools and the
+policy of ``FORGE_POLICY`` (YAML or JSON, ``forge.tools.Policy.from_data``'s shape; empty:
+``DEFAULT_POLICY``). The policy and the servers' file are read once per process and path:
+a changed file takes effect on restart. An unreadable one is ``ImproperlyConfigured``.
+
+Finding out what the servers offer may wait on them, so it happens only where nothing
+else waits: ``refresh=False`` (for callers inside a database transaction, such as the
+run engine) takes the snapshot as it is.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +35,7 @@ from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolR
 from plans.errors import VersionHasErrors, VersionNotApproved
 
 if TYPE_CHECKING:
+    from forge.toolbox import Toolbox, ToolboxSnapshot
     from plans.models import PlanVersion
 
 __all__ = [
@@ -37,19 +47,74 @@ __all__ = [
     "registry",
     "runnable_graph",
     "stored_document",
+    "toolbox",
+    "tools",
 ]
 
 # Stored documents passed the import limits of their day; reading them back must not
 # fail because a setting has since been lowered.
 _STORED = ImportLimits(max_bytes=sys.maxsize, max_steps=sys.maxsize)
 
+_ToolboxKey = tuple[str, tuple[str, ...], int, str, int]
+_toolbox: tuple[_ToolboxKey, Toolbox] | None = None
+_toolbox_lock = threading.Lock()
 
-@functools.cache
+
+def toolbox() -> Toolbox:
+    """This process's toolbox, built from the settings (again, and the old one closed,
+    when they changed: tests change them)."""
+    global _toolbox
+    key: _ToolboxKey = (
+        str(getattr(settings, "FORGE_MCP_SERVERS", "") or ""),
+        tuple(getattr(settings, "FORGE_HTTP_ALLOWED_HOSTS", ())),
+        int(getattr(settings, "FORGE_MCP_REFRESH_SECONDS", 60)),
+        str(settings.FORGE_SANDBOX),
+        int(settings.FORGE_STEP_DISK_BYTES),
+    )
+    with _toolbox_lock:
+        current = _toolbox
+        if current is not None and current[0] == key:
+            return current[1]
+        built = _build_toolbox(key)
+        _toolbox = (key, built)
+    atexit.register(built.close)
+    if current is not None:
+        atexit.unregister(current[1].close)
+        current[1].close()
+    return built
+
+
+def _build_toolbox(key: _ToolboxKey) -> Toolbox:
+    # The runners (and, with servers, the MCP SDK) are imported only when first needed.
+    from forge.runners import Limits
+    from forge.runners.mcp_config import McpConfigError, load_mcp_servers
+    from forge.toolbox import build_toolbox
+
+    path, hosts, refresh_s, sandbox, disk_bytes = key
+    try:
+        servers = load_mcp_servers(Path(path)) if path else ()
+        return build_toolbox(
+            allowed_hosts=hosts,
+            python_tools=True,
+            mcp_servers=servers,
+            sandbox="rlimits" if sandbox == "rlimits" else "bwrap",
+            limits=Limits(disk_bytes=disk_bytes),
+            refresh_s=float(refresh_s),
+        )
+    except McpConfigError as exc:
+        raise ImproperlyConfigured(f"FORGE_MCP_SERVERS: {exc}") from None
+
+
+def tools(*, refresh: bool = True) -> ToolboxSnapshot:
+    """The deployment's tools now: discovered again first when due, unless ``refresh``
+    is false (then as they are)."""
+    box = toolbox()
+    return box.snapshot() if refresh else box.current()
+
+
 def registry() -> ToolRegistry:
-    """The tools plans are compiled against: built-ins, then installed Python tools."""
-    from forge.toolbox import build_toolbox  # imports the runners: only when first needed
-
-    return build_toolbox(python_tools=True).registry
+    """The tools plans are compiled against: built-ins, installed Python tools, MCP tools."""
+    return tools().registry
 
 
 def policy() -> Policy:
@@ -57,14 +122,14 @@ def policy() -> Policy:
     return _policy_at(str(getattr(settings, "FORGE_POLICY", "") or ""))
 
 
-def compiler() -> GraphCompiler:
-    """This deployment's ``GraphCompiler`` (cached per registry and policy path)."""
-    return _compiler_for(str(getattr(settings, "FORGE_POLICY", "") or ""))
+def compiler(*, refresh: bool = True) -> GraphCompiler:
+    """This deployment's ``GraphCompiler`` (cached per tools snapshot and policy path)."""
+    return _compiler_for(str(getattr(settings, "FORGE_POLICY", "") or ""), tools(refresh=refresh))
 
 
 @functools.lru_cache(maxsize=8)
-def _compiler_for(policy_path: str) -> GraphCompiler:
-    return GraphCompiler(registry(), PolicyEngine(_policy_at(policy_path)))
+def _compiler_for(policy_path: str, snapshot: ToolboxSnapshot) -> GraphCompiler:
+    return GraphCompiler(snapshot.registry, PolicyEngine(_policy_at(policy_path)))
 
 
 @functools.lru_cache(maxsize=8)
@@ -88,14 +153,19 @@ def performed_side_effects(version: PlanVersion) -> tuple[PerformedSideEffect, .
 
 
 def compile_document(
-    document: PlanDocument, side_effects: Iterable[PerformedSideEffect] = ()
+    document: PlanDocument,
+    side_effects: Iterable[PerformedSideEffect] = (),
+    *,
+    refresh: bool = True,
 ) -> CompileResult:
-    return compiler().compile(document, side_effects)
+    return compiler(refresh=refresh).compile(document, side_effects)
 
 
-def compile_version(version: PlanVersion) -> CompileResult:
+def compile_version(version: PlanVersion, *, refresh: bool = True) -> CompileResult:
     """Compile a stored version now, with its performed side effects."""
-    return compile_document(stored_document(version), performed_side_effects(version))
+    return compile_document(
+        stored_document(version), performed_side_effects(version), refresh=refresh
+    )
 
 
 def runnable_graph(version: PlanVersion) -> ExecutableGraph:

@@ -283,11 +283,20 @@ class ToolOut(Schema):
     description: str
     args_schema: dict[str, Any]
     permission_scope: str
-    side_effect: Literal["none", "read", "write", "external"]
+    side_effect: Literal["none", "read", "write", "external", "delete", "payment", "production"]
     idempotent: bool
     risk: Literal["low", "medium", "high"]
     default_timeout_s: float
-    source: str
+    source: str = Field(description='"builtin", "python:<module>" or "mcp:<server>"')
     allowed: bool = Field(description="whether the policy lets plans use it")
     requires_approval: bool = Field(description="whether the policy makes every call wait")
     policy_reasons: list[str] = Field(description="why it is refused, or why calls wait")
+
+
+class ToolServerOut(Schema):
+    name: str = Field(description="the MCP server's name, the prefix of its tools' ids")
+    transport: Literal["stdio", "http"]
+    available: bool
+    error: str = Field(description="why it is not available (credentials masked); empty if it is")
+    tools: list[str] = Field(description="the ids of its tools, as last discovered")
+    checked_at: datetime = Field(description="when this process last asked it")

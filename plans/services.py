@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -44,6 +44,9 @@ from plans import gate as plan_gate
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
 from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
 
+if TYPE_CHECKING:
+    from forge.toolbox import ServerStatus
+
 __all__ = [
     "approve",
     "approve_by_policy",
@@ -52,6 +55,7 @@ __all__ = [
     "diff_versions",
     "export_version",
     "performed_side_effects_for",
+    "refresh_tools",
     "reject",
     "submit_version",
 ]
@@ -201,6 +205,21 @@ def approve_by_policy(
 def reject(version: PlanVersion, user: Any, comment: str = "") -> Approval:
     """Reject a submitted version; never by its author."""
     return _decide(version, user, Decision.REJECTED, comment)
+
+
+def refresh_tools(user: Any) -> tuple[ServerStatus, ...]:
+    """Discover every MCP server's tools again now (in this process), and audit what each
+    answered: availability and tool count, never its command, URL or credentials."""
+    ensure_permission(user, "tool.manage")
+    box = compilation.toolbox()
+    box.refresh()
+    servers = box.servers()
+    with transaction.atomic():
+        record(user.username, "tools.refreshed", "tools", "mcp", {"servers": [
+            {"name": s.name, "available": s.available, "tools": len(s.tools), "error": s.error}
+            for s in servers
+        ]})  # fmt: skip
+    return servers
 
 
 def export_version(version: PlanVersion, user: Any, format: str) -> str:

@@ -25,7 +25,7 @@ from forge.runtime import RunEvent as CoreEvent
 from forge.runtime import Scheduler, StepState, rebuild
 from forge.runtime.previews import Previewer, step_previewer
 from forge.runtime.status import FINAL_RUN_STATUSES
-from plans.compilation import compile_version
+from plans.compilation import compile_version, tools
 from plans.errors import VersionHasErrors
 from plans.gate import gate
 from plans.models import PlanVersion
@@ -37,21 +37,29 @@ from runs.models import Run, RunEvent, StepRun
 _SCHEDULERS: dict[int, Scheduler] = {}
 _GRAPHS: OrderedDict[int, ExecutableGraph] = OrderedDict()
 _GRAPH_CACHE_SIZE = 64
+_graphs_tools: list[object] = [None]  # the tools snapshot the cached graphs were compiled with
 
 
 def graph_for(version: PlanVersion) -> ExecutableGraph:
-    """The compiled graph of a stored version, compiled once per process with the
-    deployment's compiler (the one plans used), so what was approved is what runs."""
+    """The compiled graph of a stored version, compiled once per process and tools
+    snapshot with the deployment's compiler (the one plans used), so what was approved is
+    what runs. Compiled with the tools as they are: this runs inside transactions, where
+    nothing may wait on an MCP server (the worker discovers before it takes a lock)."""
     return _graph(version.pk, lambda: version)
 
 
 def _graph(version_id: int, load: Callable[[], PlanVersion]) -> ExecutableGraph:
+    # A tool changed: graphs compiled before would be refused at run time (stale_binding).
+    snapshot = tools(refresh=False)
+    if snapshot is not _graphs_tools[0]:
+        _GRAPHS.clear()
+        _graphs_tools[0] = snapshot
     # Keyed by id, so a worker's transaction never reads the version's (large) document
     # once its graph is cached.
     graph = _GRAPHS.get(version_id)
     if graph is None:
         version = load()
-        result = compile_version(version)
+        result = compile_version(version, refresh=False)
         if result.graph is None:
             raise VersionHasErrors(
                 f"version {version.number} does not compile with this deployment's tools",

@@ -1,24 +1,23 @@
 """What a worker process needs to run steps: one ToolExecutor over the deployment's
-tools (verifying approvals with ``plans.gate``'s key), a record store that writes
-ExecutionRecords and their artifacts to the database, and each run's workspace
-directory."""
+tools (``plans.compilation.tools``, the snapshot plans compile against; verifying
+approvals with ``plans.gate``'s key), a record store that writes ExecutionRecords and
+their artifacts to the database, and each run's workspace directory."""
 
 from __future__ import annotations
 
 import os
 import threading
-from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 
 from forge.agents import AgentRunner
+from forge.models import ModelPort
 from forge.models.config import Endpoint, model_from_spec
-from forge.runners import Limits
 from forge.runtime import ExecutionRecord, ToolExecutor
-from forge.toolbox import build_toolbox
-from forge.tools import PolicyEngine
-from plans.compilation import policy
+from forge.toolbox import ToolboxSnapshot
+from forge.tools import Policy, PolicyEngine
+from plans.compilation import policy, tools
 from plans.gate import approval_signer
 from runs import models
 
@@ -90,23 +89,36 @@ def write_records(records: list[ExecutionRecord]) -> None:
         )
 
 
-@cache
-def executor() -> ToolExecutor:
-    """The worker's ToolExecutor: the same tools (built-ins and installed Python tools)
-    and policy the plans were compiled against; shell steps in the ``FORGE_SANDBOX``
-    mode with the ``FORGE_STEP_DISK_BYTES`` quota."""
-    toolbox = build_toolbox(
-        python_tools=True,
-        sandbox=settings.FORGE_SANDBOX,
-        limits=Limits(disk_bytes=settings.FORGE_STEP_DISK_BYTES),
-    )
-    return ToolExecutor(
-        toolbox.registry,
-        PolicyEngine(policy()),
-        DatabaseRecordStore(),
-        toolbox.runners,
-        approvals=approval_signer(),
-    )
+class _Executors:
+    """``executor()``: the worker's ToolExecutor over the current tools snapshot (never
+    discovering: the worker does that before it takes a run's lock) and the policy the
+    plans were compiled against; shell steps in the ``FORGE_SANDBOX`` mode with the
+    ``FORGE_STEP_DISK_BYTES`` quota. One per snapshot and policy, kept until either
+    changes; ``cache_clear()`` forgets it."""
+
+    def __init__(self) -> None:
+        self._built: tuple[ToolboxSnapshot, Policy, ToolExecutor] | None = None
+
+    def __call__(self) -> ToolExecutor:
+        snapshot, rules = tools(refresh=False), policy()
+        built = self._built
+        if built is not None and built[0] is snapshot and built[1] is rules:
+            return built[2]
+        made = ToolExecutor(
+            snapshot.registry,
+            PolicyEngine(rules),
+            DatabaseRecordStore(),
+            snapshot.runners,
+            approvals=approval_signer(),
+        )
+        self._built = (snapshot, rules, made)
+        return made
+
+    def cache_clear(self) -> None:
+        self._built = None
+
+
+executor = _Executors()
 
 
 def workspace_for(run_id: int) -> Path:
@@ -115,13 +127,31 @@ def workspace_for(run_id: int) -> Path:
     return path
 
 
-@cache
-def agent_runner() -> AgentRunner | None:
-    """The agent for steps with ``tools_allowed`` and no ``tool``: the model named by
-    ``FORGE_MODEL`` (``openai:MODEL`` at ``FORGE_MODEL_BASE_URL`` with the key from
-    ``FORGE_MODEL_API_KEY``, or ``scripted:FILE``); ``None`` when no model is set."""
-    spec = settings.FORGE_MODEL
-    if not spec:
-        return None
-    model = model_from_spec(spec, Endpoint.from_env(os.environ))
-    return AgentRunner(model, executor())
+class _Agents:
+    """``agent_runner()``: the agent for steps with ``tools_allowed`` and no ``tool``: the
+    model named by ``FORGE_MODEL`` (``openai:MODEL`` at ``FORGE_MODEL_BASE_URL`` with the
+    key from ``FORGE_MODEL_API_KEY``, or ``scripted:FILE``), made once, calling tools
+    through the current ``executor()``; ``None`` when no model is set. ``cache_clear()``
+    forgets the model."""
+
+    def __init__(self) -> None:
+        self._model: tuple[str, ModelPort] | None = None
+        self._runner: AgentRunner | None = None
+
+    def __call__(self) -> AgentRunner | None:
+        spec = settings.FORGE_MODEL
+        if not spec:
+            return None
+        if self._model is None or self._model[0] != spec:
+            self._model = (spec, model_from_spec(spec, Endpoint.from_env(os.environ)))
+            self._runner = None
+        tools_executor = executor()
+        if self._runner is None or self._runner.executor is not tools_executor:
+            self._runner = AgentRunner(self._model[1], tools_executor)
+        return self._runner
+
+    def cache_clear(self) -> None:
+        self._model = self._runner = None
+
+
+agent_runner = _Agents()

@@ -29,6 +29,7 @@ from forge.compiler import ExecutableNode
 from forge.runtime import ApprovalToken, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
+from plans.compilation import tools
 from runs.engine import LockedRun, locked_run, step_fields
 from runs.execution import (
     agent_runner,
@@ -67,6 +68,9 @@ def lease_seconds() -> float:
 def run_step(run_id: int, step_id: str) -> None:
     """Run ``step_id`` of ``run_id`` if it is still ready, then whatever this worker's
     results make ready next (one step at a time; the rest go to the queue)."""
+    # MCP servers are listed again (when due) here, before the run's lock is taken:
+    # inside it the engine and the executor use the tools as they are.
+    tools()
     with locked_run(run_id) as locked:
         claim = _claim(locked, step_id)
     while claim is not None:

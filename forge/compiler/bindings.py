@@ -120,6 +120,15 @@ class BindingResolver:
             )
         found = self._tools[name]
         if found is None:
+            down = self._registry.unavailable_reason(name)
+            if down is not None:
+                source = name.partition(".")[0]
+                message = (
+                    f"step {step.id!r} {verb} tool {name!r} of MCP server {source!r}, "
+                    f"which is not available: {down}"
+                )
+                out.append(Diagnostic.of("tool_unavailable", message, (step.id,)))
+                return None
             message = f"step {step.id!r} {verb} unknown tool {name!r}"
             out.append(Diagnostic.of("unknown_tool", message, (step.id,)))
             return None
@@ -191,7 +200,8 @@ class BindingResolver:
 
 class CallRefused(ForgeError, ValueError):
     """A run-time call that cannot be bound. ``code``: ``tool_not_allowed`` (not in the
-    step's ``tools_allowed``), ``unknown_tool``, ``unauthorized_tool`` (the policy denies
+    step's ``tools_allowed``), ``unknown_tool``, ``tool_unavailable`` (its MCP server is
+    down), ``unauthorized_tool`` (the policy denies
     it) or ``invalid_args`` (not JSON, or against the tool's schema)."""
 
     code = "call_refused"
@@ -219,6 +229,10 @@ def bind_call(
             code="tool_not_allowed",
         )
     if tool_name not in registry:
+        down = registry.unavailable_reason(tool_name)
+        if down is not None:
+            message = f"tool {tool_name!r} is not available: {down}"
+            raise CallRefused(message, code="tool_unavailable")
         raise CallRefused(f"unknown tool {tool_name!r}", code="unknown_tool")
     spec = registry.get(tool_name)
     effect = spec.effective_side_effect(args)

@@ -3,10 +3,12 @@
 A diagnostic has a stable ``code``, a severity, a message for people, and the node ids and
 edges it concerns; edges always point from a dependency to its dependent, ``[dep, step]``.
 ``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, and
-one deviation from it, ``invalid_check`` (error, listed after ``invalid_args``), for a
+two deviations from it. ``invalid_check`` (error, listed after ``invalid_args``), for a
 ``done_when`` check that is not valid JMESPath; the SPEC has no code for it, and folding it
 into ``unverifiable_done_when`` (a warning) would let a plan compile whose contract can
-never be evaluated.
+never be evaluated. ``tool_unavailable`` (error, after ``unknown_tool``), for a tool of an
+MCP server that does not answer now: calling it ``unknown_tool`` would send the author
+looking for a typo, when the server must be brought back.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "missing_dependency": "error",
         "duplicate_id": "error",
         "unknown_tool": "error",
+        "tool_unavailable": "error",
         "unauthorized_tool": "error",
         "invalid_args": "error",
         "invalid_check": "error",

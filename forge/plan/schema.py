@@ -30,7 +30,10 @@ PLAN_SCHEMA: dict[str, Any] = {
         "goal": {"type": "string"},
         "deliverable": {**_ID, "description": "a terminal step; default: the only one"},
         "risk_level": {"enum": ["low", "medium", "high"]},
-        "requires_approval_before": {**_STRINGS, "description": "permission scopes"},
+        "requires_approval_before": {
+            **_STRINGS,
+            "description": "permission scopes (mcp.<server> for a whole MCP server) or tool names",
+        },
         "budget": {
             "type": "object",
             "additionalProperties": False,

@@ -1,8 +1,9 @@
 """The runners: the only code in Forge that performs side effects.
 
 ``Runner`` is the port the ToolExecutor calls; ``builtin_runners`` wires one runner to
-each built-in tool, ``discover_python_tools`` and ``McpServer.tools`` add installed and
-remote ones.
+each built-in tool, ``discover_python_tools`` and ``McpConnection.discover``
+(``forge.runners.mcp_connection``, imported only when MCP servers are configured) add
+installed and remote ones.
 """
 
 from forge.runners.base import Artifact, Isolation, RunContext, Runner, RunnerOutcome

@@ -1,8 +1,14 @@
-"""Tools served by an MCP server over stdio, through the official ``mcp`` SDK.
+"""Tools served by an MCP server, over stdio or streamable HTTP, through the official
+``mcp`` SDK.
 
-``McpServer`` starts the server once and keeps its session open across calls. The
-SDK is async and Runners are synchronous, so the session lives on a private event
-loop in a daemon thread and calls cross over with ``run_coroutine_threadsafe``. Each
+``McpServer`` is one session: it starts the server (or connects to its URL) once and
+keeps the session open across calls. The SDK is async and Runners are synchronous, so
+the session lives on a private event loop in a daemon thread and calls cross over with
+``run_coroutine_threadsafe``. ``forge.runners.mcp_connection`` keeps a session alive
+for a deployment (restarting a dead one, caching discovery); a tool's runner calls
+through it. The SDK's own response cache is off: when to list tools again is the
+connection's decision. Messages that reach people (a failed start, a broken session)
+have the server's environment and header values masked, then ``redact_text``. Each
 remote tool becomes a ``ToolSpec`` named ``<server>.<tool>`` whose side effect, idempotence
 and risk come from the tool's annotations, read the cautious way when they are
 absent (the MCP defaults: may write to the open world, destructively, not
@@ -22,20 +28,23 @@ import tempfile
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Protocol, TextIO, TypeVar, cast
 
 import mcp.types as mcp_types
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
 
-from forge.runners.base import Artifact, RunContext, Runner, RunnerOutcome
+from forge.redaction import REDACTED, redact_text
+from forge.runners.base import Artifact, RunContext, RunnerOutcome
 from forge.runners.errors import McpUnavailable, RunnerError, RunnerTimeout
+from forge.runners.mcp_config import SERVER_NAME, McpServerConfig
 from forge.runners.preview import CallPreview, json_text
 from forge.tools.spec import Risk, SideEffect, ToolSpec
 
-__all__ = ["McpServer", "McpToolRunner", "mcp_tool_spec"]
+__all__ = ["McpCaller", "McpServer", "McpToolRunner", "mcp_tool_spec"]
 
-_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
 _NOT_IN_ID = re.compile(r"[^A-Za-z0-9_.-]")
 _MAX_ID = 64
 _T = TypeVar("_T")
@@ -87,26 +96,31 @@ def _tool_id(server: str, name: str) -> str:
 class McpServer:
     """A running MCP server and its open session. Close it (or use ``with``).
 
-    Raises ``McpUnavailable`` when the server does not start and answer the
-    handshake within ``startup_timeout_s``.
+    Over stdio when given a ``command`` (with ``env`` and ``cwd``), over streamable HTTP
+    when given a ``url`` (with ``headers``). Raises ``McpUnavailable`` when the server
+    does not start and answer the handshake within ``startup_timeout_s``.
     """
 
     def __init__(
         self,
         name: str,
-        command: Sequence[str],
+        command: Sequence[str] = (),
         *,
         env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
+        cwd: Path | str | None = None,
+        url: str = "",
+        headers: Mapping[str, str] | None = None,
         startup_timeout_s: float = 30.0,
+        on_tools_changed: Callable[[], None] | None = None,
     ) -> None:
-        if not _SERVER_NAME.fullmatch(name):
-            raise ValueError(f"MCP server name {name!r} must match {_SERVER_NAME.pattern}")
-        if not command:
-            raise ValueError("an MCP server needs a command")
+        if not SERVER_NAME.fullmatch(name):
+            raise ValueError(f"MCP server name {name!r} must match {SERVER_NAME.pattern}")
+        if bool(command) == bool(url):
+            raise ValueError("an MCP server needs a command or a url")
         self.name = name
-        params = StdioServerParameters(
-            command=command[0], args=list(command[1:]), env=dict(env or {}), cwd=cwd
+        self._on_tools_changed = on_tools_changed
+        self._secrets = tuple(
+            value for value in (*(env or {}).values(), *(headers or {}).values()) if len(value) >= 4
         )
         # The server's stderr is kept to explain a failed start, not shown to plans.
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
@@ -121,25 +135,76 @@ class McpServer:
         )
         self._thread.start()
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._serving = asyncio.run_coroutine_threadsafe(self._serve(params, ready), self._loop)
+        if url:
+            session = self._http(url, dict(headers or {}), ready)
+        else:
+            params = StdioServerParameters(
+                command=command[0], args=list(command[1:]), env=dict(env or {}), cwd=cwd
+            )
+            session = self._stdio(params, ready)
+        self._serving = asyncio.run_coroutine_threadsafe(session, self._loop)
         try:
             ready.result(timeout=startup_timeout_s)
         except BaseException as exc:
             reason = "no handshake in time" if isinstance(exc, TimeoutError) else _leaf(exc)
             self.close()
+            tail = "" if url else f"; stderr: {self.stderr_tail(500)}"
             raise McpUnavailable(
-                f"MCP server {name!r} did not start ({reason}); stderr: {self.stderr_tail()}"
+                self.mask(f"MCP server {name!r} did not start ({reason}){tail}")
             ) from exc
 
-    async def _serve(
+    @classmethod
+    def start(
+        cls,
+        config: McpServerConfig,
+        *,
+        startup_timeout_s: float = 30.0,
+        on_tools_changed: Callable[[], None] | None = None,
+    ) -> McpServer:
+        """The server ``config`` describes, started (or connected to)."""
+        return cls(
+            config.name,
+            config.command,
+            env=dict(config.env),
+            cwd=config.cwd,
+            url=config.url,
+            headers=dict(config.headers),
+            startup_timeout_s=startup_timeout_s,
+            on_tools_changed=on_tools_changed,
+        )
+
+    def _new_client(self, transport: Any) -> Client:
+        return Client(transport, cache=None, message_handler=self._notified)
+
+    async def _notified(self, message: object) -> None:
+        # A server that says its tool list changed gets listed again before next use.
+        if isinstance(message, mcp_types.ToolListChangedNotification) and self._on_tools_changed:
+            self._on_tools_changed()
+
+    async def _stdio(
         self, params: StdioServerParameters, ready: concurrent.futures.Future[None]
     ) -> None:
+        transport = stdio_client(params, errlog=cast(TextIO, self._stderr))
+        await self._serve(self._new_client(transport), ready)
+
+    async def _http(
+        self, url: str, headers: dict[str, str], ready: concurrent.futures.Future[None]
+    ) -> None:
+        try:
+            async with create_mcp_http_client(headers=headers) as http:
+                transport = streamable_http_client(url, http_client=http)
+                await self._serve(self._new_client(transport), ready)
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+
+    async def _serve(self, session: Client, ready: concurrent.futures.Future[None]) -> None:
         # The SDK's context managers must be entered and left by the same task, so one
         # task holds the session open until close() sets the stop event.
         self._task = asyncio.current_task()
         self._stop = asyncio.Event()
         try:
-            async with Client(stdio_client(params, errlog=cast(TextIO, self._stderr))) as client:
+            async with session as client:
                 self._client = client
                 ready.set_result(None)
                 await self._stop.wait()
@@ -149,23 +214,18 @@ class McpServer:
         finally:
             self._client = None
 
-    def list_tools(self) -> list[mcp_types.Tool]:
+    def list_tools(self, *, timeout_s: float = 30.0) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
         for _ in range(100):  # a server paging forever must not hang discovery
-            page = self._call(functools.partial(Client.list_tools, cursor=cursor), timeout_s=30.0)
+            page = self._call(
+                functools.partial(Client.list_tools, cursor=cursor), timeout_s=timeout_s
+            )
             tools += page.tools
             cursor = page.next_cursor
             if cursor is None:
                 break
         return tools
-
-    def tools(self) -> list[tuple[ToolSpec, Runner]]:
-        """Every tool of the server as a spec and the runner that calls it."""
-        return [
-            (mcp_tool_spec(self.name, tool), McpToolRunner(self, tool.name, tool.annotations))
-            for tool in self.list_tools()
-        ]
 
     def call_tool(
         self, name: str, arguments: Mapping[str, Any], *, timeout_s: float
@@ -176,6 +236,10 @@ class McpServer:
             lambda c: c.call_tool(name, dict(arguments), read_timeout_seconds=timeout_s),
             timeout_s=timeout_s,
         )
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _call(
         self, request: Callable[[Client], Coroutine[Any, Any, _T]], *, timeout_s: float
@@ -193,13 +257,20 @@ class McpServer:
                 f"MCP server {self.name!r} did not answer in {timeout_s:g}s"
             ) from None
         except MCPError as exc:
+            message = self.mask(exc.message)
             if exc.code == mcp_types.REQUEST_TIMEOUT:
-                raise RunnerTimeout(f"MCP server {self.name!r}: {exc.message}") from None
+                raise RunnerTimeout(f"MCP server {self.name!r}: {message}") from None
             if exc.code == mcp_types.CONNECTION_CLOSED:
-                raise McpUnavailable(f"MCP server {self.name!r} went away: {exc.message}") from None
-            raise RunnerError(f"MCP error {exc.code}: {exc.message}", code="mcp_error") from None
+                raise McpUnavailable(f"MCP server {self.name!r} went away: {message}") from None
+            raise RunnerError(f"MCP error {exc.code}: {message}", code="mcp_error") from None
         except (ValidationError, OSError, RuntimeError) as exc:
-            raise McpUnavailable(f"MCP server {self.name!r}: {exc}") from None
+            raise McpUnavailable(self.mask(f"MCP server {self.name!r}: {exc}")) from None
+
+    def mask(self, text: str) -> str:
+        """``text`` without this server's environment and header values, then redacted."""
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return redact_text(text)
 
     def close(self) -> None:
         """End the session and the server process; safe to call twice."""
@@ -230,11 +301,11 @@ class McpServer:
         self.close()
 
     def stderr_tail(self, limit: int = 2000) -> str:
-        """The end of what the server wrote to stderr, to explain a failure."""
+        """The end of what the server wrote to stderr, to explain a failure (masked)."""
         if self._stderr.closed:
             return self._final_stderr
         self._stderr.seek(0)
-        return self._stderr.read()[-limit:].strip() or "(empty)"
+        return self.mask(self._stderr.read()[-limit:].strip()) or "(empty)"
 
 
 def _leaf(exc: BaseException) -> str:
@@ -244,13 +315,25 @@ def _leaf(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class McpCaller(Protocol):
+    """What a tool's runner calls through: ``McpConnection`` (which keeps a session alive
+    and makes sure the tool is still the one ``spec`` describes)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, timeout_s: float, spec: ToolSpec
+    ) -> mcp_types.CallToolResult: ...
+
+
 class McpToolRunner:
     """Calls one remote tool; ``structuredContent`` becomes the output when present,
     else ``{"text": ...}`` of the text blocks. ``isError`` fails the step."""
 
     def __init__(
         self,
-        server: McpServer,
+        server: McpCaller,
         remote_name: str,
         annotations: mcp_types.ToolAnnotations | None = None,
     ) -> None:
@@ -291,7 +374,9 @@ class McpToolRunner:
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         try:
-            result = self.server.call_tool(self.remote_name, args, timeout_s=context.timeout_s)
+            result = self.server.call_tool(
+                self.remote_name, args, timeout_s=context.timeout_s, spec=tool
+            )
         except RunnerError as error:
             return RunnerOutcome.failure(str(error), error.code)
         texts = [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]

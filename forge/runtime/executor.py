@@ -136,7 +136,11 @@ class ToolExecutor:
         """Schema, policy, preview and approval, in that order: whether an approval was
         checked, and the call's preview (``None`` for a call that neither writes nor
         needs approval)."""
-        tool = self.registry.get(binding.tool.name)
+        name = binding.tool.name
+        down = self.registry.unavailable_reason(name)
+        if down is not None:
+            raise ForgeError(f"tool {name!r} is not available: {down}", code="tool_unavailable")
+        tool = self.registry.get(name)
         if tool != binding.tool:
             raise ForgeError(
                 f"tool {tool.name!r} changed since the plan was compiled", code="stale_binding"

@@ -3,9 +3,11 @@ which calls must wait for a person's approval.
 
 Deny by default: a tool is allowed only when its permission scope has an allow list
 naming it (or ``"*"``). A call waits for approval when the policy or the plan names its
-scope, when its tool is high risk (while ``approve_high_risk`` holds), and always when
-its side effect is one of ``FORCED_APPROVAL`` (external, delete, payment, production):
-no policy field can turn that off. ``auto_approve_replans`` says whether a replan may
+scope (``mcp.<server>``: every tool of an MCP server) or the tool itself
+(``<server>.<tool>``, or a built-in's name), when its tool is high risk (while
+``approve_high_risk`` holds), and always when its side effect is one of
+``FORCED_APPROVAL`` (external, delete, payment, production): no policy field can turn
+that off. ``auto_approve_replans`` says whether a replan may
 continue a run without a person (``forge.runtime.gate`` applies it).
 """
 
@@ -42,8 +44,8 @@ class PolicyError(ForgeError, ValueError):
 @dataclass(frozen=True)
 class Policy:
     """``allow`` maps a permission scope to the tool names allowed in it (``"*"``: all).
-    ``require_approval`` lists scopes whose calls always wait for approval; high-risk
-    tools wait too while ``approve_high_risk`` holds."""
+    ``require_approval`` lists scopes, or tool names, whose calls always wait for
+    approval; high-risk tools wait too while ``approve_high_risk`` holds."""
 
     allow: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     require_approval: tuple[str, ...] = ()
@@ -67,7 +69,7 @@ class Policy:
             raise PolicyError("policy 'allow' must map each scope to a list of tool names")
         require = data.get("require_approval") or []
         if not isinstance(require, list | tuple) or not all(isinstance(s, str) for s in require):
-            raise PolicyError("policy 'require_approval' must be a list of scopes")
+            raise PolicyError("policy 'require_approval' must be a list of scopes or tool names")
         auto = data.get("auto_approve_replans", "never")
         if auto not in AUTO_APPROVE_REPLANS:
             raise PolicyError(
@@ -124,8 +126,9 @@ class PolicyEngine:
     ) -> PolicyDecision:
         """Whether a plan may use ``tool``, and why a call of it must wait for approval.
 
-        ``plan_approval_scopes`` (the plan's ``requires_approval_before``) can add
-        approval reasons; nothing a plan says removes one the policy sets.
+        ``plan_approval_scopes`` (the plan's ``requires_approval_before``: scopes or
+        tool names) can add approval reasons; nothing a plan says removes one the
+        policy sets.
         ``side_effect`` is the call's own (an HTTP GET only reads); without it the tool's
         declared side effect counts, which is the most a call of it can do.
         """
@@ -135,10 +138,16 @@ class PolicyEngine:
                 False, f"policy does not allow tool {tool.name!r} (scope {tool.permission_scope!r})"
             )
         reasons = []
-        if tool.permission_scope in self.policy.require_approval:
-            reasons.append(f"policy requires approval for scope {tool.permission_scope!r}")
-        if tool.permission_scope in set(plan_approval_scopes):
-            reasons.append(f"plan requires approval before scope {tool.permission_scope!r}")
+        scope, name = tool.permission_scope, tool.name
+        plan_named = set(plan_approval_scopes)
+        if scope in self.policy.require_approval:
+            reasons.append(f"policy requires approval for scope {scope!r}")
+        if name != scope and name in self.policy.require_approval:
+            reasons.append(f"policy requires approval for tool {name!r}")
+        if scope in plan_named:
+            reasons.append(f"plan requires approval before scope {scope!r}")
+        if name != scope and name in plan_named:
+            reasons.append(f"plan requires approval before tool {name!r}")
         if self.policy.approve_high_risk and tool.risk == "high":
             reasons.append(f"tool {tool.name!r} is high risk")
         effect = tool.side_effect if side_effect is None else side_effect

@@ -1,4 +1,9 @@
-"""The tool registry: name to ``ToolSpec``, with compiled argument validators."""
+"""The tool registry: name to ``ToolSpec``, with compiled argument validators.
+
+A registry also knows which sources of tools are down (``unavailable``: an MCP server's
+name, the prefix of its tools' ids, to why it is not available), so that a plan naming
+one of their tools hears that the server is down, not that the tool does not exist.
+"""
 
 from __future__ import annotations
 
@@ -25,9 +30,12 @@ class ArgumentsInvalid(ForgeError, ValueError):
 
 
 class ToolRegistry:
-    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+    def __init__(
+        self, specs: Iterable[ToolSpec] = (), *, unavailable: Mapping[str, str] | None = None
+    ) -> None:
         self._specs: dict[str, ToolSpec] = {}
         self._validators: dict[str, Callable[[Any], Any]] = {}
+        self.unavailable: Mapping[str, str] = dict(unavailable or {})
         for spec in specs:
             self.register(spec)
 
@@ -43,6 +51,14 @@ class ToolRegistry:
             return self._specs[name]
         except KeyError:
             raise UnknownTool(f"unknown tool {name!r}") from None
+
+    def unavailable_reason(self, name: str) -> str | None:
+        """Why ``name``, which is not registered, may exist but cannot be used now: its
+        prefix (``<source>.``) names an unavailable source. ``None`` otherwise."""
+        if name in self._specs:
+            return None
+        source, dot, _ = name.partition(".")
+        return self.unavailable.get(source) if dot else None
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import close_old_connections, connection
 from django_tasks_db.management.commands import db_worker
 
+from plans.compilation import tools
 from runs.worker import lease_seconds, reap_expired_leases
 
 logger = logging.getLogger(__name__)
@@ -23,6 +24,10 @@ class Command(db_worker.Command):
         parser.set_defaults(interval=0.2)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Start the MCP servers and list their tools now, outside any transaction, rather
+        # than under the first run's lock (servers that do not answer are reported).
+        for server in tools().registry.unavailable.items():
+            logger.warning("MCP server %r is not available: %s", *server)
         stop = threading.Event()
         reaper = threading.Thread(
             target=_reap_forever, args=(stop,), daemon=True, name="forge-lease-reaper"

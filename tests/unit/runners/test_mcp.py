@@ -10,6 +10,8 @@ import pytest
 
 from forge.runners import McpUnavailable
 from forge.runners.mcp import McpServer, McpToolRunner, mcp_tool_spec
+from forge.runners.mcp_config import McpServerConfig
+from forge.runners.mcp_connection import McpConnection
 from forge.tools import ToolRegistry
 
 TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
@@ -17,13 +19,14 @@ TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC
 
 @pytest.fixture(scope="module")
 def time_server():
-    with McpServer("time", TIME_SERVER) as server:
-        yield server
+    connection = McpConnection(McpServerConfig("time", tuple(TIME_SERVER)))
+    yield connection
+    connection.close()
 
 
 @pytest.fixture(scope="module")
 def time_tools(time_server):
-    return {spec.name: (spec, runner) for spec, runner in time_server.tools()}
+    return {spec.name: (spec, runner) for spec, runner in time_server.discover().tools}
 
 
 def test_the_server_s_tools_become_prefixed_specs_with_their_input_schemas(time_tools):
@@ -71,13 +74,15 @@ def test_a_tool_error_fails_the_step_with_the_server_s_message(time_tools, make_
     assert "Invalid time format" in outcome.error
 
 
-def test_an_unknown_remote_tool_is_a_protocol_error(time_server, time_tools, make_context):
-    spec, _ = time_tools["time.convert_time"]
+def test_a_remote_tool_the_server_does_not_list_is_never_called(time_server, make_context):
+    spec = mcp_tool_spec("time", mcp_types.Tool(name="no_such_tool", input_schema={}))
 
     outcome = McpToolRunner(time_server, "no_such_tool").run(spec, {}, make_context())
 
-    assert outcome.error_code == "mcp_error"
-    assert outcome.error == "MCP error -32602: Unknown tool: no_such_tool"
+    assert outcome.error_code == "stale_binding"
+    assert outcome.error == (
+        "tool 'time.no_such_tool' of MCP server 'time' changed since the plan was compiled"
+    )
 
 
 def test_a_tool_without_annotations_is_read_the_cautious_way():
@@ -136,11 +141,11 @@ def test_a_server_that_cannot_start_is_reported_with_its_stderr():
     assert "invalid --local-timezone 'Nowhere/City'" in str(caught.value)
 
 
-def test_a_closed_server_answers_unavailable(make_context):
-    server = McpServer("time", TIME_SERVER)
-    (spec, runner), *_ = server.tools()
-    server.close()
+def test_a_server_that_cannot_be_started_answers_unavailable(make_context):
+    spec = mcp_tool_spec("gone", mcp_types.Tool(name="act", input_schema={"type": "object"}))
+    missing = McpConnection(McpServerConfig("gone", ("/nonexistent/mcp-server",)))
 
-    outcome = runner.run(spec, {"timezone": "UTC"}, make_context())
+    outcome = McpToolRunner(missing, "act").run(spec, {}, make_context())
 
     assert outcome.error_code == "mcp_unavailable"
+    assert "MCP server 'gone' did not start" in outcome.error

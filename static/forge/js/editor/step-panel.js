@@ -12,6 +12,7 @@ import {
   updateStep,
 } from "../model/document.js";
 import { argsForm } from "./args-form.js";
+import { downServer } from "./catalogue.js";
 import {
   checkbox,
   errorLine,
@@ -56,7 +57,8 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     toolOptions.push([tool.name, tool.allowed ? tool.name : `${tool.name} (not allowed by policy)`]);
   }
   if (step.tool && !catalogue.byName.has(step.tool)) {
-    toolOptions.push([step.tool, `${step.tool} (unknown tool)`]);
+    const down = downServer(catalogue, step.tool);
+    toolOptions.push([step.tool, `${step.tool} (${down ? "server down" : "unknown tool"})`]);
   }
   const toolSelect = select("tool", toolOptions, step.tool || "");
   toolSelect.dataset.field = "tool";
@@ -65,11 +67,14 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
   const renderArgs = () => {
     const current = findStep(store.document, stepId) || step;
     const tool = current.tool ? catalogue.byName.get(current.tool) : null;
+    const down = current.tool && !tool ? downServer(catalogue, current.tool) : null;
     toolInfo.textContent = tool
       ? `${tool.description} Side effect: ${tool.side_effect}; scope: ${tool.permission_scope}; risk: ${tool.risk}.`
-      : current.tool
-        ? "Not in this deployment's catalogue."
-        : "The agent chooses calls among the allowed tools at run time.";
+      : down
+        ? `Its MCP server is down, so it cannot be checked or run now: ${down.error}`
+        : current.tool
+          ? "Not in this deployment's catalogue."
+          : "The agent chooses calls among the allowed tools at run time.";
     argsSlot.replaceChildren();
     if (current.tool || (current.args && Object.keys(current.args).length)) {
       argsSlot.append(argsForm(tool, current.args, (args) => edit("args", { args })));
@@ -97,7 +102,8 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     { class: "check-list", "data-field": "tools_allowed" },
     allowedNames.map((name) => {
       const known = catalogue.byName.get(name);
-      const text = known ? (known.allowed ? name : `${name} (not allowed)`) : `${name} (unknown)`;
+      const missing = downServer(catalogue, name) ? "server down" : "unknown";
+      const text = known ? (known.allowed ? name : `${name} (not allowed)`) : `${name} (${missing})`;
       const box = checkbox(name, allowed.has(name), text);
       if (!known) box.classList.add("unknown");
       box.querySelector("input").value = name;
