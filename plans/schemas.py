@@ -241,12 +241,22 @@ class NodeOut(Schema):
     fingerprint: str
 
 
+class DataEdgeOut(Schema):
+    source: str = Field(description="the step whose output is taken")
+    target: str = Field(description="the step whose argument takes it")
+    path: str = Field(description="where in the output ('' for all of it)")
+    at: str = Field(description="the argument it fills")
+
+
 class GraphOut(Schema):
     content_hash: str
     deliverable: str
     order: list[str]
     nodes: list[NodeOut]
     edges: list[list[str]]
+    data_edges: list[DataEdgeOut] = Field(
+        description="arguments that take an earlier step's output ($from; docs/plan-format.md)"
+    )
 
 
 class CompileOut(Schema):

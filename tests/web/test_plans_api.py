@@ -711,6 +711,7 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
                 },
             ],
             "edges": [["read", "publish"]],
+            "data_edges": [],
         },
     }
     assert Plan.objects.count() == 0
