@@ -298,6 +298,10 @@ class ToolOut(Schema):
     risk: Literal["low", "medium", "high"]
     default_timeout_s: float
     source: str
+    output_schema: dict[str, Any] | None = Field(
+        description="the output's declared shape, which $from paths are checked against"
+    )
+    echoes_args: bool = Field(description="the output is the call's own arguments (echo)")
     allowed: bool = Field(description="whether the policy lets plans use it")
     requires_approval: bool = Field(description="whether the policy makes every call wait")
     policy_reasons: list[str] = Field(description="why it is refused, or why calls wait")

@@ -163,3 +163,14 @@ def test_compile_lists_data_edges_and_reports_a_reference_to_a_step_that_is_not_
         ("invalid_reference", ["publish", "facts"], [["facts", "publish"]]),
         ("invalid_reference", ["publish", "facts"], [["facts", "publish"]]),
     ]
+
+
+def test_the_tool_catalogue_says_what_each_output_holds(api_client, viewer):
+    items = {i["name"]: i for i in api_client(viewer).get("/api/v1/tools").json()["items"]}
+
+    assert items["file_read"]["output_schema"] == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert (items["file_read"]["echoes_args"], items["echo"]["echoes_args"]) == (False, True)

@@ -762,6 +762,8 @@ def test_the_tool_catalogue_lists_every_tool_with_its_contract_and_policy(api_cl
         "risk": "low",
         "default_timeout_s": 60.0,
         "source": "builtin",
+        "output_schema": None,
+        "echoes_args": True,
         "allowed": True,
         "requires_approval": False,
         "policy_reasons": [],
