@@ -174,3 +174,26 @@ def test_the_tool_catalogue_says_what_each_output_holds(api_client, viewer):
         "additionalProperties": False,
     }
     assert (items["file_read"]["echoes_args"], items["echo"]["echoes_args"]) == (False, True)
+
+
+def test_the_resolved_call_waits_for_a_person_other_than_the_author_and_its_own_preview(
+    author, approver, operator, workspaces, api_client
+):
+    version = approved_version(
+        author, approver, [FACTS, PUBLISH], requires_approval_before=["file_write"]
+    )
+    run = services.start_run(version, operator)
+    drain()
+    url = f"/api/v1/runs/{run.pk}/steps/publish/approve"
+
+    by_author = api_client(author).post(url, {"comment": "mine"}, content_type="application/json")
+    other_preview = api_client(approver).post(
+        url, {"comment": "ok", "preview_hash": "0" * 64}, content_type="application/json"
+    )
+    drain()
+
+    assert by_author.status_code == 403
+    assert (other_preview.status_code, other_preview.json()["code"]) == (409, "preview_changed")
+    assert StepRun.objects.get(run=run, step_id="publish").status == "awaiting_approval"
+    assert not StepApproval.objects.filter(run=run).exists()
+    assert not (workspaces / f"run-{run.pk}" / "NOTES.md").exists()

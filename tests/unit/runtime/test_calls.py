@@ -338,3 +338,52 @@ def test_a_local_run_approves_and_runs_the_resolved_call(tmp_path):
     assert (tmp_path / "NOTES.md").read_text() == "# 2.4\n\n" + NOTES
     [step_notice] = [n for n in notices if n.kind == "step"]
     assert "+fix: parser handles empty plans" in step_notice.details
+
+
+def test_after_a_replan_a_reset_step_takes_its_value_from_a_preserved_step(tmp_path):
+    (tmp_path / "CHANGELOG.txt").write_text(NOTES)
+    strict = {"checks": ["contains(diff, 'nothing')"]}  # fails: the contract is wrong
+    first = compile_graph(
+        plan(
+            {"id": "read", "tool": "file_read", "args": {"path": "CHANGELOG.txt"}},
+            {"id": "publish", "tool": "file_write", "depends_on": ["read"],
+             "args": {"path": "NOTES.md", "content": CONTENT}, "done_when": strict},
+        ),
+        POLICY,
+    )  # fmt: skip
+    scheduler, executor = _run_until_publish(tmp_path, first)
+    _run(scheduler, executor, tmp_path, "publish")
+    assert scheduler.state.status == "needs_replan"
+    (tmp_path / "CHANGELOG.txt").write_text("changed after read ran\n")
+    fixed = _notes_graph()  # the same read and the same arguments, a contract that holds
+
+    events = scheduler.resume(fixed, 2, "editor", approved(fixed, 2))
+
+    assert events[0].facts["preserved"] == ["read"]
+    assert events[0].facts["reset"] == ["publish"]
+    _run(scheduler, executor, tmp_path, "publish")
+    # read did not run again: publish took what it had read before the replan
+    assert (tmp_path / "NOTES.md").read_text() == "# 2.4\n\n" + NOTES
+    assert scheduler.state.status == "succeeded"
+
+
+def test_a_replan_that_keeps_a_step_with_references_preserves_it(tmp_path):
+    (tmp_path / "CHANGELOG.txt").write_text(NOTES)
+    steps = [
+        {"id": "read", "tool": "file_read", "args": {"path": "CHANGELOG.txt"}},
+        {"id": "publish", "tool": "file_write", "depends_on": ["read"],
+         "args": {"path": "NOTES.md", "content": CONTENT}},
+        {"id": "check", "tool": "fail", "depends_on": ["publish"],
+         "args": {"message": "not yet"}},
+    ]  # fmt: skip
+    first = compile_graph(plan(*steps), POLICY)
+    scheduler, executor = _run_until_publish(tmp_path, first)
+    _run(scheduler, executor, tmp_path, "publish")
+    _run(scheduler, executor, tmp_path, "check")
+    assert scheduler.state.status == "needs_replan"
+    fixed = compile_graph(plan(*steps[:2], {**steps[2], "tool": "noop", "args": {}}), POLICY)
+
+    events = scheduler.resume(fixed, 2, "editor", approved(fixed, 2))
+
+    assert events[0].facts["preserved"] == ["read", "publish"]
+    assert events[0].facts["reset"] == ["check"]
