@@ -57,6 +57,11 @@ def _entry(spec: ToolSpec, engine: PolicyEngine) -> dict[str, Any]:
         "risk": spec.risk,
         "default_timeout_s": spec.default_timeout_s,
         "source": spec.source,
+        # what a later step can take from its output ($from, docs/plan-format.md)
+        "output_schema": None
+        if spec.output_schema is None
+        else json.loads(json.dumps(spec.output_schema, default=dict)),
+        "echoes_args": spec.echoes_args,
         "allowed": decision.allowed,
         "requires_approval": decision.requires_approval,
         "policy_reasons": list(decision.approval_reasons)

@@ -241,12 +241,22 @@ class NodeOut(Schema):
     fingerprint: str
 
 
+class DataEdgeOut(Schema):
+    source: str = Field(description="the step whose output is taken")
+    target: str = Field(description="the step whose argument takes it")
+    path: str = Field(description="where in the output ('' for all of it)")
+    at: str = Field(description="the argument it fills")
+
+
 class GraphOut(Schema):
     content_hash: str
     deliverable: str
     order: list[str]
     nodes: list[NodeOut]
     edges: list[list[str]]
+    data_edges: list[DataEdgeOut] = Field(
+        description="arguments that take an earlier step's output ($from; docs/plan-format.md)"
+    )
 
 
 class CompileOut(Schema):
@@ -288,6 +298,10 @@ class ToolOut(Schema):
     risk: Literal["low", "medium", "high"]
     default_timeout_s: float
     source: str = Field(description='"builtin", "python:<module>" or "mcp:<server>"')
+    output_schema: dict[str, Any] | None = Field(
+        description="the output's declared shape, which $from paths are checked against"
+    )
+    echoes_args: bool = Field(description="the output is the call's own arguments (echo)")
     allowed: bool = Field(description="whether the policy lets plans use it")
     requires_approval: bool = Field(description="whether the policy makes every call wait")
     policy_reasons: list[str] = Field(description="why it is refused, or why calls wait")

@@ -23,6 +23,8 @@ from django.db.models import F, QuerySet
 
 from forge.plan import canonical_json, diff_plans
 from forge.plan.drift import detect_drift
+from forge.plan.references import scan
+from forge.runtime.calls import UnresolvedCall, resolve_args
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
 from plans.models import Approval, PlanVersion, VersionStatus
@@ -349,7 +351,15 @@ def _step_item(step_run: StepRun, event: RunEvent | None) -> dict[str, Any]:
     args_hash = event.tool_args_hash if event is not None else step_run.args_hash
     # A tool step's approval binds the SHA-256 of its canonical arguments; say whether the
     # arguments shown are exactly those (an agent step's approval binds its fingerprint).
-    shown_hash = hashlib.sha256(canonical_json(args).encode()).hexdigest() if tool else ""
+    # Arguments that take values from earlier steps are shown as written, and the hash
+    # checked over them with those values resolved, as the run resolved them.
+    sources = _sources(args) if tool else ()
+    shown = _resolved(step_run, args, sources) if sources else args
+    shown_hash = (
+        hashlib.sha256(canonical_json(shown).encode()).hexdigest()
+        if tool and shown is not None
+        else ""
+    )
     facts = event.facts if event is not None and isinstance(event.facts, dict) else {}
     return {
         "key": f"step-{run.pk}-{step_run.step_id}",
@@ -372,12 +382,39 @@ def _step_item(step_run: StepRun, event: RunEvent | None) -> dict[str, Any]:
         "side_effect": event.side_effect if event is not None else "",
         "args_hash": args_hash,
         "hash_matches": bool(tool) and shown_hash == args_hash,
+        "sources": list(sources),
         "waiting_since": event.created_at if event is not None else None,
         "risk_level": document.get("risk_level", "low"),
         "depends_on": list(step.get("depends_on", [])),
         # What it will do (a diff, the request, argv, ...): the approval binds its hash.
         "preview": preview_view(facts.get("preview")),
     }
+
+
+def _sources(args: Any) -> tuple[str, ...]:
+    """The earlier outputs the arguments take values from (``read.content``), if any."""
+    if not isinstance(args, dict):
+        return ()
+    template = scan(args)
+    return tuple(dict.fromkeys(reference.source_text for reference in template.references))
+
+
+def _resolved(step_run: StepRun, args: dict[str, Any], sources: tuple[str, ...]) -> Any:
+    """The arguments with the values their references name, from the run's succeeded
+    steps (``forge.runtime.calls.resolve_args``); ``None`` when they cannot be."""
+    steps = {reference.step for reference in scan(args).references}
+    outputs = dict(
+        StepRun.objects.filter(
+            run_id=step_run.run_id,
+            plan_version=step_run.plan_version,
+            step_id__in=steps,
+            status="succeeded",
+        ).values_list("step_id", "output")
+    )
+    try:
+        return resolve_args(args, outputs)
+    except UnresolvedCall:
+        return None
 
 
 def _steps_by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -29,7 +29,6 @@ from forge.errors import ForgeError
 from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
 from forge.redaction import redact_text
-from forge.runtime import approval_hash
 from forge.runtime.gate import GateRefused, VersionApproval
 from forge.runtime.replans import performed_side_effects
 from plans.compilation import runnable_graph
@@ -104,8 +103,8 @@ def approve_step(
     ensure_permission(user, "step.approve")
     with locked_run(run.pk) as locked:
         _not_the_author(locked.run, user)
-        node = _node(locked, step_id)
-        args_hash = approval_hash(node)
+        _node(locked, step_id)
+        args_hash = locked.scheduler.approval_hash(step_id)
         step = locked.scheduler.state.steps[step_id]
         shown = step.preview_hash if preview_hash is None else preview_hash
         locked.scheduler.approve(step_id, _actor(user), args_hash, shown)
@@ -138,13 +137,13 @@ def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
     ensure_permission(user, "step.approve")
     with locked_run(run.pk) as locked:
         _not_the_author(locked.run, user)
-        node = _node(locked, step_id)
+        _node(locked, step_id)
         locked.scheduler.reject(step_id, _actor(user), redact_text(comment))
         StepApproval.objects.create(
             run=locked.run,
             step_id=step_id,
             plan_version=locked.scheduler.state.plan_version,
-            args_hash=approval_hash(node),
+            args_hash=locked.scheduler.approval_hash(step_id),
             reviewer=user,
             decision="rejected",
             comment=redact_text(comment),

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from forge.compiler import ExecutableNode
+from forge.compiler import ExecutableNode, ToolBinding
 from forge.runtime import ApprovalToken, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
@@ -55,6 +55,7 @@ class Claim:
     fencing_token: int
     attempt: int
     node: ExecutableNode
+    call: ToolBinding | None  # the step's call, its values from earlier steps resolved
     approval_scopes: tuple[str, ...]
     token: ApprovalToken | None
     inputs: Mapping[str, Any]  # the dependencies' outputs, for an agent step
@@ -133,6 +134,7 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
         fencing_token=fencing_token,
         attempt=scheduler.state.steps[step_id].attempt,
         node=node,
+        call=scheduler.call(step_id),
         approval_scopes=scheduler.graph.document.requires_approval_before,
         token=token,
         inputs={dep: steps[dep].output for dep in node.depends_on},
@@ -152,6 +154,7 @@ def _execute(claim: Claim) -> ToolResult:
         return dispatcher.dispatch(
             node,
             context,
+            call=claim.call,
             token=claim.token,
             approval_scopes=claim.approval_scopes,
             inputs=claim.inputs,

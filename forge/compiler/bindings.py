@@ -16,6 +16,13 @@ since plans often repeat a call.
 
 ``bind_call`` applies the same rules to one call an agent proposes at run time, so a
 call chosen by a model is bound exactly as one written in the plan.
+
+Arguments that take values from earlier steps (``$from``, ``$join``, ``$literal``:
+``forge.plan.references``) are bound as written, hashed as written, and checked against
+the schema later, by ``forge.compiler.references``, once every step's tool is known. Their
+side effect is decided on the arguments with each such value unknown (``None``), or is
+the tool's declared one if that cannot be decided; at run time a resolved call may only
+keep it or lower it (``forge.runtime.calls``).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from forge.compiler.diagnostics import Diagnostic
 from forge.compiler.graph import PerformedSideEffect, ToolBinding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
+from forge.plan.references import FROM, JOIN, LITERAL, Reference, Template, scan, substitute
 from forge.tools import (
     ArgumentsInvalid,
     PolicyDecision,
@@ -37,7 +45,10 @@ from forge.tools import (
     ToolSpec,
 )
 
-__all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call"]
+__all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call", "templated_side_effect"]
+
+# An operator key as canonical JSON writes it: arguments without one skip the scan.
+_OPERATOR_KEYS = tuple(f'"{key}":' for key in (FROM, JOIN, LITERAL))
 
 Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
 
@@ -62,6 +73,9 @@ class BindingResolver:
         self._calls: dict[tuple[str, str], PolicyDecision] = {}
         # tool name -> canonical args JSON -> (args hash, validation error or "")
         self._checked: dict[str, dict[str, tuple[str, str]]] = {}
+        # Steps whose arguments use operators, with their tool and what scanning found:
+        # forge.compiler.references checks them once every step's tool is known.
+        self.templates: list[tuple[Step, ToolSpec, Template]] = []
         self._performed: dict[tuple[str, str], list[str]] = {}
         for effect in performed:
             self._performed.setdefault((effect.tool, effect.args_hash), []).append(effect.step_id)
@@ -154,6 +168,10 @@ class BindingResolver:
                 )
             )
             return None
+        if any(key in args_json for key in _OPERATOR_KEYS):
+            template = scan(step.args)
+            if template.operators:
+                return self._bind_template(step, spec, args_json, template)
         known = self._checked.get(spec.name)
         if known is None:
             known = self._checked[spec.name] = {}
@@ -178,6 +196,25 @@ class BindingResolver:
                 self._calls[key] = self._policy.decide(spec, self._scopes, effect)
             decision = self._calls[key]
         return _binding(spec, step.args, args_hash, timeout_s, effect, decision)
+
+    def _bind_template(
+        self, step: Step, spec: ToolSpec, args_json: str, template: Template
+    ) -> ToolBinding:
+        """A binding of arguments that name earlier outputs: hashed as written, checked
+        against the schema by ``forge.compiler.references``."""
+        self.templates.append((step, spec, template))
+        timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
+        effect = spec.side_effect if template.problems else templated_side_effect(spec, step.args)
+        decision = self._decision(spec)
+        if effect != spec.side_effect:
+            key = (spec.name, effect)
+            if key not in self._calls:
+                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
+            decision = self._calls[key]
+        args_hash = hashlib.sha256(args_json.encode()).hexdigest()
+        return _binding(
+            spec, step.args, args_hash, timeout_s, effect, decision, template.references
+        )
 
     def _repeats(self, step: Step, binding: ToolBinding, out: list[Diagnostic]) -> None:
         earlier = self._performed.get((binding.tool.name, binding.args_hash))
@@ -253,6 +290,23 @@ def bind_call(
     return _binding(spec, args, args_hash, timeout_s, effect, decision)
 
 
+def templated_side_effect(spec: ToolSpec, args: Mapping[str, Any]) -> SideEffect:
+    """The side effect of a call whose arguments hold operators, decided before their
+    values are known: on the arguments with every value from an earlier step unknown
+    (``None``; a ``$join`` is text), or the tool's declared effect when its
+    ``side_effect_of`` cannot decide on those."""
+    if spec.side_effect_of is None:
+        return spec.side_effect
+
+    def unknown(reference: Reference) -> Any:
+        return "" if reference.part is not None else None
+
+    try:
+        return spec.side_effect_of(substitute(args, unknown))
+    except Exception:  # a refinement that needs the real value: the declared class
+        return spec.side_effect
+
+
 def _binding(
     spec: ToolSpec,
     args: Mapping[str, Any],
@@ -260,7 +314,10 @@ def _binding(
     timeout_s: float,
     side_effect: SideEffect,
     decision: PolicyDecision,
+    references: tuple[Reference, ...] | None = None,
 ) -> ToolBinding:
+    """A binding; with ``references`` (even none: a ``$literal`` alone) one still to be
+    resolved."""
     return ToolBinding(
         tool=spec,
         args=args,
@@ -268,4 +325,6 @@ def _binding(
         timeout_s=timeout_s,
         side_effect=side_effect,
         approval_reasons=decision.approval_reasons,
+        references=references or (),
+        concrete=references is None,
     )

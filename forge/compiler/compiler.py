@@ -6,8 +6,9 @@ come errors first, then warnings, then infos, by code in the order of
 ``diagnostics.SEVERITIES``, and within one code in document order; the same document gives
 the same diagnostics, node ids, order and content hash every time. The checks live in
 their own modules: ``structure`` (ids, dependencies, cycles), ``deliverable``,
-``bindings`` (tools, policy, arguments, side effects), ``contracts`` (descriptions and
-``done_when``) and ``budget``.
+``bindings`` (tools, policy, arguments, side effects), ``references`` (arguments that
+take values from earlier steps), ``contracts`` (descriptions and ``done_when``) and
+``budget``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from forge.compiler.contracts import ContractChecker
 from forge.compiler.deliverable import resolve_deliverable
 from forge.compiler.diagnostics import Diagnostic, ordered
 from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect
+from forge.compiler.references import ReferenceChecker
 from forge.compiler.structure import analyse_structure
 from forge.plan import PlanDocument
 from forge.tools import PolicyEngine, ToolRegistry
@@ -91,6 +93,10 @@ class GraphCompiler:
                 nodes[step.id] = ExecutableNode(
                     step.id, step, depends_on[step.id], binding, allowed, reasons
                 )
+        if resolver.templates:
+            references = ReferenceChecker(self.registry, structure)
+            for step, spec, template in resolver.templates:
+                references.check(step, spec, template, out)
         out.extend(check_budget(document))
         diagnostics = ordered(out)
         if deliverable is None or any(d.severity == "error" for d in diagnostics):

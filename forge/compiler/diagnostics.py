@@ -3,12 +3,15 @@
 A diagnostic has a stable ``code``, a severity, a message for people, and the node ids and
 edges it concerns; edges always point from a dependency to its dependent, ``[dep, step]``.
 ``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, and
-two deviations from it. ``invalid_check`` (error, listed after ``invalid_args``), for a
+three deviations from it. ``invalid_check`` (error, listed after ``invalid_args``), for a
 ``done_when`` check that is not valid JMESPath; the SPEC has no code for it, and folding it
 into ``unverifiable_done_when`` (a warning) would let a plan compile whose contract can
 never be evaluated. ``tool_unavailable`` (error, after ``unknown_tool``), for a tool of an
 MCP server that does not answer now: calling it ``unknown_tool`` would send the author
-looking for a typo, when the server must be brought back.
+looking for a typo, when the server must be brought back. ``invalid_reference`` (error),
+for an argument that takes a value from another step's output wrongly
+(``forge.plan.references``: bad syntax, an unknown step, the step itself, a step that is
+not an ancestor, or a path the tool's declared output lacks).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "unauthorized_tool": "error",
         "invalid_args": "error",
         "invalid_check": "error",
+        "invalid_reference": "error",
         "nonterminal_deliverable": "error",
         "missing_deliverable": "error",
         "unreachable_deliverable": "warning",

@@ -8,7 +8,11 @@ and allowed tools, but not its description), so a replan can tell whether a step
 preserves is really unchanged. The fingerprint and the graph's ``content_hash`` are
 derived values computed when read, not constructor arguments: together they would double
 the time of a compile (measured at 10,000 steps), and scheduling reads neither.
-``args_hash`` is computed at compile time, since approvals bind to it.
+``args_hash`` is computed at compile time, since approvals bind to it. A binding whose
+arguments name earlier steps' outputs (``forge.plan.references``) is not ``concrete``: its
+``args`` and ``args_hash`` are the arguments as written, which the fingerprint uses (a
+replan that keeps the step keeps it preserved), and the call that runs is resolved from
+the outputs when the step becomes ready (``forge.runtime.calls``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from forge.plan import PlanDocument, Step, canonical_json, content_hash
+from forge.plan.references import Reference, location_text
 from forge.tools import SideEffect, ToolSpec
 
 __all__ = ["ExecutableGraph", "ExecutableNode", "PerformedSideEffect", "ToolBinding"]
@@ -32,6 +37,8 @@ class ToolBinding:
     ``args_hash`` is the SHA-256 of the arguments' canonical JSON, the hash approvals and
     execution records bind to. ``timeout_s`` is the step's own or the tool's default, and
     ``side_effect`` is the tool's effect for these arguments (an HTTP GET only reads).
+    ``references`` are the earlier outputs the arguments take values from; until they
+    are resolved the binding is not ``concrete`` and the ToolExecutor refuses it.
     """
 
     tool: ToolSpec
@@ -40,6 +47,8 @@ class ToolBinding:
     timeout_s: float
     side_effect: SideEffect
     approval_reasons: tuple[str, ...] = ()
+    references: tuple[Reference, ...] = ()
+    concrete: bool = True
 
     @property
     def repeatable(self) -> bool:
@@ -123,6 +132,17 @@ class ExecutableGraph:
         return {node_id: tuple(ids) for node_id, ids in found.items()}
 
     @property
+    def data_edges(self) -> tuple[tuple[str, str, Reference], ...]:
+        """Every ``(source, step, reference)``: a step taking a value from an ancestor's
+        output, in topological order of the step."""
+        return tuple(
+            (reference.step, node_id, reference)
+            for node_id in self.order
+            if (binding := self.nodes[node_id].binding) is not None
+            for reference in binding.references
+        )
+
+    @property
     def edges(self) -> tuple[tuple[str, str], ...]:
         """Every ``(dependency, dependent)`` pair, in topological order of the dependent."""
         return tuple(
@@ -136,6 +156,15 @@ class ExecutableGraph:
             "order": list(self.order),
             "nodes": [self.nodes[node_id].to_data() for node_id in self.order],
             "edges": [[dep, node_id] for dep, node_id in self.edges],
+            "data_edges": [
+                {
+                    "source": source,
+                    "target": node_id,
+                    "path": reference.path_text,
+                    "at": location_text(reference.at),
+                }
+                for source, node_id, reference in self.data_edges
+            ],
         }
 
 

@@ -52,7 +52,15 @@ PLAN_SCHEMA: dict[str, Any] = {
                 "description": {"type": "string"},
                 "depends_on": {"type": "array", "items": _ID},
                 "tool": {"type": "string", "description": "a concrete call of this tool"},
-                "args": {"type": "object", "description": "the call's arguments"},
+                "args": {
+                    "type": "object",
+                    "description": (
+                        "the call's arguments; a value may be taken from an earlier step's "
+                        'output: {"$from": STEP, "path": "key.0.sub"}, or text made of '
+                        'parts: {"$join": ["text", {"$from": ...}]}; {"$literal": VALUE} '
+                        "passes VALUE as written (docs/plan-format.md)"
+                    ),
+                },
                 "tools_allowed": {
                     **_STRINGS,
                     "description": "without tool: an agent step limited to these tools",

@@ -35,6 +35,10 @@ either "tool": name with "args": {...} matching the tool's schema (a concrete ca
 "done_when"?: {"description", "required_keys": [keys of the step's output], "checks": \
 [JMESPath expressions over the output that must be truthy]}, "timeout_s"?, "retries"?, \
 "rollback_hint"?, "estimate"?: {"tokens", "cost"}}
+- an argument may take a value from an earlier step's output (the step must be among its \
+dependencies, directly or through others): {"$from": step id, "path": "key.0.sub"} for \
+the value (no "path": the whole output), {"$join": ["text", {"$from": ...}, ...]} for \
+text made of parts; {"$literal": value} passes an object with such a key as it is
 
 Rules: use only the tools listed below; no dependency cycles; the deliverable is a step \
 no other step depends on; describe each step concretely; give done_when machine checks \
@@ -49,9 +53,18 @@ def _clip(value: Any, limit: int) -> str:
 def _tool_lines(tools: Iterable[ToolSpec]) -> list[str]:
     return [
         f"- {spec.name} (scope {spec.permission_scope}, side effect {spec.side_effect}): "
-        f"{spec.description} args schema: {json.dumps(dict(spec.args_schema))}"
+        f"{spec.description} args schema: {json.dumps(dict(spec.args_schema))}" + _output(spec)
         for spec in tools
     ]
+
+
+def _output(spec: ToolSpec) -> str:
+    """What a later step can take from the tool's output ($from)."""
+    if spec.echoes_args:
+        return "; output: its arguments"
+    if spec.output_schema is None:
+        return ""
+    return f"; output schema: {json.dumps(dict(spec.output_schema))}"
 
 
 def planner_messages(

@@ -51,7 +51,8 @@ _T = TypeVar("_T")
 
 
 def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
-    """The Forge view of one remote tool; ``args_schema`` is its ``inputSchema``.
+    """The Forge view of one remote tool; ``args_schema`` is its ``inputSchema`` and
+    ``output_schema`` its ``outputSchema``.
 
     Annotations map onto side-effect classes (SPEC section 5): ``readOnlyHint`` reads;
     otherwise ``destructiveHint`` (true unless the server says false) is ``delete``,
@@ -81,6 +82,9 @@ def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
         risk=risk,
         default_timeout_s=30.0,
         source=f"mcp:{server}",
+        # a server that declares an outputSchema answers with structuredContent in it,
+        # which is the step's output (see run); without one the output is not known
+        output_schema=tool.output_schema,
     )
 
 

@@ -1,7 +1,9 @@
 """How one admitted step is carried out, for every host: the CLI's ``LocalRun`` and the
 web's workers call ``dispatch`` alike.
 
-A step with a bound tool goes to the ToolExecutor; an agent step (``tools_allowed``
+A step with a bound tool goes to the ToolExecutor as its call: the binding with the
+values it takes from earlier steps resolved, which the Scheduler made when the step
+became ready (``Scheduler.call``) and its approval binds; an agent step (``tools_allowed``
 without ``tool``) goes to the ``AgentPort`` with its dependencies' outputs and its
 grant, or fails with ``no_model`` when no model is configured. The step runs in the
 run's workspace under its own timeout: the binding's (the step's, else the tool's
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forge.compiler import ExecutableNode
+from forge.compiler import ExecutableNode, ToolBinding
 from forge.runners.base import RunContext
 from forge.runtime.agent_port import AgentGrant, AgentPort
 from forge.runtime.approvals import ApprovalToken
@@ -53,11 +55,17 @@ class StepDispatcher:
         approval_scopes: tuple[str, ...],
         inputs: Mapping[str, Any],
         grant: AgentGrant | None,
+        call: ToolBinding | None = None,
     ) -> ToolResult:
-        """Run one admitted step; never raises for a failure, which is a failed result."""
+        """Run one admitted step; never raises for a failure, which is a failed result.
+        ``call`` is the step's resolved call (``Scheduler.call``); a step whose arguments
+        name earlier outputs and that comes without it is refused by the executor."""
         if node.binding is not None:
             return self.executor.execute(
-                node.binding, context, token=token, plan_approval_scopes=approval_scopes
+                call if call is not None else node.binding,
+                context,
+                token=token,
+                plan_approval_scopes=approval_scopes,
             )
         if self.agent is None:
             hint = f" ({self.no_model_hint})" if self.no_model_hint else ""

@@ -1,7 +1,8 @@
 """The ToolExecutor: the single entry for side effects.
 
-It accepts only a ``ToolBinding`` from a compiled graph, never a planner's function,
-and does, in this order: argument schema validation, the policy check, the preview of a
+It accepts only a concrete ``ToolBinding`` (from a compiled graph, its references to
+earlier outputs resolved by ``forge.runtime.calls``), never a planner's function, and
+does, in this order: argument schema validation, the policy check, the preview of a
 call that writes or needs approval, the approval token (bound to the arguments and to
 that preview: a call whose preview changed since it was approved is refused with
 ``preview_changed``), the timeout, the runner call, ``ToolResult`` normalisation, and an
@@ -25,6 +26,7 @@ from forge.runners.base import RunContext, Runner, RunnerOutcome
 from forge.runners.errors import RunnerError
 from forge.runners.preview import CallPreview, arguments_preview
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
+from forge.runtime.calls import provenance
 from forge.runtime.records import ExecutionRecord, ExecutionRecordStore
 from forge.runtime.results import ToolResult, artifact_refs
 from forge.tools import WRITE_CLASSES, PolicyEngine, ToolRegistry
@@ -118,13 +120,21 @@ class ToolExecutor:
         runner = self.runners.get(binding.tool.name)
         make = getattr(runner, "preview", None)
         if make is None:
-            return arguments_preview(binding.tool.name, binding.args)
-        try:
-            preview: CallPreview = make(binding.tool, binding.args, context)
-        except Exception as exc:  # RunnerError, or a runner bug: either way, say so
-            message = str(exc) if isinstance(exc, RunnerError) else f"{type(exc).__name__}: {exc}"
-            return CallPreview("error", f"cannot preview: {message}", message)
-        return preview
+            preview = arguments_preview(binding.tool.name, binding.args)
+        else:
+            try:
+                preview = make(binding.tool, binding.args, context)
+            except Exception as exc:  # RunnerError, or a runner bug: either way, say so
+                message = (
+                    str(exc) if isinstance(exc, RunnerError) else f"{type(exc).__name__}: {exc}"
+                )
+                preview = CallPreview("error", f"cannot preview: {message}", message)
+        # Where a resolved call's values came from comes first: a diff keeps its own
+        # header lines, and the approval binds this text as a whole.
+        origin = provenance(binding) if binding.concrete else ""
+        return (
+            CallPreview(preview.kind, preview.summary, origin + preview.text) if origin else preview
+        )
 
     def _admit(
         self,
@@ -136,6 +146,12 @@ class ToolExecutor:
         """Schema, policy, preview and approval, in that order: whether an approval was
         checked, and the call's preview (``None`` for a call that neither writes nor
         needs approval)."""
+        if not binding.concrete:
+            raise ForgeError(
+                f"step {context.step_id!r}'s arguments still name earlier outputs; only its "
+                "resolved call can run (forge.runtime.calls)",
+                code="unresolved_reference",
+            )
         name = binding.tool.name
         down = self.registry.unavailable_reason(name)
         if down is not None:

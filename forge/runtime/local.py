@@ -37,7 +37,7 @@ from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
 from forge.runtime.previews import step_previewer
 from forge.runtime.replans import performed_side_effects, replan_observation
 from forge.runtime.results import ToolResult
-from forge.runtime.scheduler import Scheduler, approval_hash
+from forge.runtime.scheduler import Scheduler
 from forge.runtime.state import RunState
 from forge.tools import WRITE_CLASSES
 
@@ -250,8 +250,7 @@ class LocalRun:
     def _approve_steps(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
         assert self.approver is not None and self.signer is not None
         for step_id in scheduler.state.with_status("awaiting_approval"):
-            node = scheduler.graph.nodes[step_id]
-            args_hash = approval_hash(node)
+            args_hash = scheduler.approval_hash(step_id)
             preview_hash = scheduler.state.steps[step_id].preview_hash
             tokens[step_id] = self.signer.issue(
                 self.run_id, step_id, args_hash, self.approver, preview_hash
@@ -273,6 +272,7 @@ class LocalRun:
         return self._dispatcher.dispatch(
             node,
             context,
+            call=scheduler.call(step_id),
             token=token,
             approval_scopes=scheduler.graph.document.requires_approval_before,
             inputs={dep: state.steps[dep].output for dep in node.depends_on},

@@ -3,10 +3,11 @@
 The Scheduler asks its ``Previewer`` for a step's preview when the step starts waiting
 for approval, and writes it into that event; an approval binds the preview's hash. A
 tool step is previewed by the ToolExecutor as it would run (``ToolExecutor.preview``),
-so the executor can compare the two at commit. An agent step's calls are not known
-before it runs: its preview is what it may do (the tools it may call, with their scopes
-and side effects, and its contract); each call it then makes is previewed and recorded
-on its own.
+so the executor can compare the two at commit; a step whose arguments take values from
+earlier steps is previewed as its resolved call, which is what runs. An agent step's
+calls are not known before it runs: its preview is what it may do (the tools it may
+call, with their scopes and side effects, and its contract); each call it then makes is
+previewed and recorded on its own.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from forge.compiler import ExecutableNode
+from forge.compiler import ExecutableNode, ToolBinding
 from forge.runners.base import RunContext
 from forge.runners.preview import CallPreview
 from forge.runtime.executor import ToolExecutor
 
 __all__ = ["Previewer", "agent_preview", "step_previewer"]
 
-Previewer = Callable[[ExecutableNode], CallPreview]
+# A step and its call (``Scheduler.call``: the binding with the values it takes from
+# earlier steps resolved; ``None`` for an agent step).
+Previewer = Callable[[ExecutableNode, ToolBinding | None], CallPreview]
 
 
 def agent_preview(node: ExecutableNode) -> CallPreview:
@@ -46,10 +49,10 @@ def step_previewer(
     """Previews the steps of run ``run_id`` as ``executor`` will run them, in the
     workspace ``workspace_for()`` returns (called only when a tool step is previewed)."""
 
-    def preview(node: ExecutableNode) -> CallPreview:
-        binding = node.binding
-        if binding is None:
+    def preview(node: ExecutableNode, call: ToolBinding | None = None) -> CallPreview:
+        if node.binding is None:
             return agent_preview(node)
+        binding = call if call is not None else node.binding
         context = RunContext(
             run_id=run_id,
             step_id=node.id,

@@ -14,6 +14,12 @@ event records it, and ``admit`` checks it again against the graph it is about to
 so no path can start a step of a version that is not approved as it stands. A step
 waiting for approval carries its preview (from the injected ``Previewer``) in its
 event; its approval binds the arguments' and the preview's hashes.
+
+A step whose arguments take values from earlier steps' outputs is resolved when it
+becomes ready (``call``, through ``forge.runtime.calls``): its approval, preview and
+events name the resolved call, and the host runs exactly that call. A step whose call
+cannot be resolved (an output without the path, a value of the wrong type) fails then,
+with the reason, before anyone is asked to approve it.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import heapq
 from collections.abc import Iterable
 from typing import Any
 
-from forge.compiler import ExecutableGraph, ExecutableNode
+from forge.compiler import ExecutableGraph, ExecutableNode, ToolBinding
 from forge.errors import ForgeError
+from forge.runtime.calls import UnresolvedCall, call_of
 from forge.runtime.contracts import check_output, verdict_data
 from forge.runtime.events import EventType, RunEvent
 from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
@@ -42,8 +49,12 @@ class TransitionRefused(ForgeError, ValueError):
     code = "transition_refused"
 
 
-def approval_hash(node: ExecutableNode) -> str:
-    """What an approval binds: the exact arguments, or the agent step's whole content."""
+def approval_hash(node: ExecutableNode, call: ToolBinding | None = None) -> str:
+    """What an approval binds: the exact arguments (of ``call``, the step's resolved
+    call, when its arguments take values from earlier steps: ``Scheduler.call``), or the
+    agent step's whole content."""
+    if call is not None:
+        return call.args_hash
     return node.binding.args_hash if node.binding is not None else node.fingerprint
 
 
@@ -89,6 +100,11 @@ class Scheduler:
         # checked in constant time each time one of them succeeds.
         self._unmet: dict[str, int] = {}
         self._unmet_graph: ExecutableGraph | None = None
+        # Resolved calls of steps whose arguments take values from earlier outputs, while
+        # the step is live: those outputs cannot change until a resume, which swaps the
+        # graph (and clears this).
+        self._calls: dict[str, ToolBinding] = {}
+        self._calls_graph: ExecutableGraph | None = None
 
     # -- graphlib's shape -------------------------------------------------------------
 
@@ -146,6 +162,11 @@ class Scheduler:
                 facts={"gate": code},
             )
             return False
+        try:
+            self.call(step_id)
+        except UnresolvedCall as unresolved:
+            self._unresolved(step_id, unresolved)
+            return False
         estimate = self.graph.nodes[step_id].step.estimate
         tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
         if not self._budget().can_reserve(1, tokens, cost):
@@ -166,7 +187,9 @@ class Scheduler:
         if result.error_code == "preview_changed":
             # Refused before it ran: what it would do changed since it was approved, so
             # a person looks at the new preview and decides again.
-            self._await_approval(node, reason=result.error, artifacts=result.artifacts)
+            self._await_approval(
+                node, reason=result.error, artifacts=result.artifacts, call=self.call(step_id)
+            )
             self._settle_run_status()
             return self.events[mark:]
         if not result.succeeded:
@@ -189,6 +212,7 @@ class Scheduler:
                     usage=result,
                 )
                 self._needs_replan(step_id)
+                self._forget_call(step_id)
             return self.events[mark:]
         verdict = check_output(node.step.done_when, result.output)
         verdict_json = verdict_data(node.step.done_when, verdict, result.output)
@@ -213,6 +237,7 @@ class Scheduler:
                 usage=result,
             )
             self._advance(self.graph.dependents(step_id))
+        self._forget_call(step_id)
         return self.events[mark:]
 
     def is_active(self) -> bool:
@@ -220,6 +245,35 @@ class Scheduler:
         if self.state.status in FINAL_RUN_STATUSES:
             return bool(self.state.count("running"))
         return bool(self.state.count("ready") or self.state.count("running"))
+
+    def call(self, step_id: str) -> ToolBinding | None:
+        """The call the step makes: its binding, with the values it takes from earlier
+        steps' outputs resolved (``forge.runtime.calls``); ``None`` for an agent step.
+        Raises ``UnresolvedCall`` while those steps have not succeeded, or when their
+        outputs do not give a valid call."""
+        node = self.graph.nodes[step_id]
+        if node.binding is None or node.binding.concrete:
+            return node.binding
+        if self._calls_graph is not self.graph:
+            self._calls = {}
+            self._calls_graph = self.graph
+        call = self._calls.get(step_id)
+        if call is None:
+            call = call_of(node, self.state)
+            if call is not None:
+                self._calls[step_id] = call
+        return call
+
+    def approval_hash(self, step_id: str) -> str:
+        """What an approval of the step binds now (``approval_hash`` of its call).
+        Raises ``TransitionRefused`` for a step whose call cannot be made yet."""
+        try:
+            call = self.call(step_id)
+        except UnresolvedCall as unresolved:
+            raise TransitionRefused(
+                f"step {step_id!r} has no call to approve: {unresolved.message}"
+            ) from None
+        return approval_hash(self.graph.nodes[step_id], call)
 
     # -- people and workers ----------------------------------------------------------
 
@@ -230,7 +284,7 @@ class Scheduler:
         waiting event showed): the step may start."""
         mark = len(self.events)
         self._expect_step(step_id, "awaiting_approval")
-        expected = approval_hash(self.graph.nodes[step_id])
+        expected = self.approval_hash(step_id)
         if args_hash != expected:
             raise TransitionRefused(
                 f"approval of step {step_id!r} was given for other arguments; approve again",
@@ -378,23 +432,49 @@ class Scheduler:
             node = self.graph.nodes[step_id]
             if self._unmet_dependencies(step_id):
                 continue
-            if node.approval_reasons and steps[step_id].approved_hash != approval_hash(node):
-                self._await_approval(node, reason="; ".join(node.approval_reasons))
+            try:
+                call = self.call(step_id)
+            except UnresolvedCall as unresolved:
+                self._unresolved(step_id, unresolved)
+                return
+            if node.approval_reasons and steps[step_id].approved_hash != approval_hash(node, call):
+                self._await_approval(node, reason="; ".join(node.approval_reasons), call=call)
             else:
                 self._step(EventType.STEP_READY, step_id, "ready")
             steps = self.state.steps
         self._settle_run_status()
 
+    def _unresolved(self, step_id: str, unresolved: UnresolvedCall) -> None:
+        """The step's call cannot be made from its ancestors' outputs: it fails, before
+        it runs or waits for anyone, and the run needs a replan."""
+        self._step(
+            EventType.STEP_FAILED,
+            step_id,
+            "failed",
+            reason=f"{unresolved.message} [{unresolved.code}]",
+        )
+        self._needs_replan(step_id)
+
+    def _forget_call(self, step_id: str) -> None:
+        """Drop a finished step's resolved call (its arguments may be large)."""
+        if self.state.steps[step_id].status not in ("ready", "running", "awaiting_approval"):
+            self._calls.pop(step_id, None)
+
     def _await_approval(
-        self, node: ExecutableNode, *, reason: str, artifacts: tuple[Any, ...] = ()
+        self,
+        node: ExecutableNode,
+        *,
+        reason: str,
+        artifacts: tuple[Any, ...] = (),
+        call: ToolBinding | None = None,
     ) -> None:
-        preview = None if self.previewer is None else self.previewer(node)
+        preview = None if self.previewer is None else self.previewer(node, call)
         self._step(
             EventType.STEP_AWAITING_APPROVAL,
             node.id,
             "awaiting_approval",
             reason=reason,
-            args_hash=approval_hash(node),
+            args_hash=approval_hash(node, call),
             facts=None if preview is None else {"preview": preview.to_data()},
             artifacts=artifacts,
         )
@@ -532,7 +612,7 @@ class Scheduler:
         self.state = apply_event(self.state, event)
         if event.event_type == EventType.RUN_RESUMED:
             # a new version's steps: the indexes are rebuilt from the state when next used
-            self._heap_graph = self._unmet_graph = None
+            self._heap_graph = self._unmet_graph = self._calls_graph = None
         if event.step_id is None:
             return
         if event.step_status == "ready" and self._heap_graph is self.graph:
@@ -588,6 +668,12 @@ class Scheduler:
             charged_cost = usage.cost or reserved.reserved_cost
         node = self.graph.nodes.get(step_id)
         binding = node.binding if node is not None else None
+        if binding is not None and not binding.concrete and not args_hash:
+            # the resolved call's hash once it can be resolved, the same in every process
+            try:
+                binding = self.call(step_id)
+            except UnresolvedCall:
+                pass
         self._emit(
             RunEvent(
                 run_id=self.state.run_id,

@@ -13,6 +13,15 @@ __all__ = ["BUILTIN_TOOLS", "builtin_registry"]
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 
 
+def _output(**properties: Any) -> dict[str, Any]:
+    """SPEC section 3's output of a built-in: exactly these keys."""
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+_STRING: dict[str, Any] = {"type": "string"}
+_BOOLEAN: dict[str, Any] = {"type": "boolean"}
+
+
 def _http_side_effect(args: Mapping[str, Any]) -> SideEffect:
     return "read" if str(args.get("method", "GET")).upper() in ("GET", "HEAD") else "external"
 
@@ -23,12 +32,14 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         description="Does nothing and returns {}.",
         args_schema={"type": "object", "additionalProperties": False},
         permission_scope="compute",
+        output_schema=_output(),
     ),
     ToolSpec(
         name="echo",
         description="Returns its arguments unchanged.",
         args_schema={"type": "object"},
         permission_scope="compute",
+        echoes_args=True,
     ),
     ToolSpec(
         name="sleep",
@@ -40,6 +51,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
             "additionalProperties": False,
         },
         permission_scope="compute",
+        output_schema=_output(slept={"type": "number"}),
     ),
     ToolSpec(
         name="fail",
@@ -51,6 +63,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
             "additionalProperties": False,
         },
         permission_scope="compute",
+        output_schema=_output(),  # it never succeeds, so nothing can be taken from it
     ),
     ToolSpec(
         name="shell",
@@ -69,6 +82,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         side_effect="write",
         idempotent=False,
         risk="medium",
+        output_schema=_output(exit_code={"type": "integer"}, stdout=_STRING, stderr=_STRING),
     ),
     ToolSpec(
         name="http_request",
@@ -89,6 +103,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         idempotent=False,
         risk="medium",
         side_effect_of=_http_side_effect,
+        output_schema=_output(status={"type": "integer"}, headers=_STRING_MAP, body={}),
     ),
     ToolSpec(
         name="file_read",
@@ -101,6 +116,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         },
         permission_scope="file_read",
         side_effect="read",
+        output_schema=_output(path=_STRING, content=_STRING),
     ),
     ToolSpec(
         name="file_search",
@@ -121,6 +137,13 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         permission_scope="file_read",
         side_effect="read",
         default_timeout_s=30.0,
+        output_schema=_output(
+            matches={
+                "type": "array",
+                "items": _output(path=_STRING, line={"type": "integer"}, text=_STRING),
+            },
+            truncated=_BOOLEAN,
+        ),
     ),
     ToolSpec(
         name="sql_read",
@@ -141,6 +164,11 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         permission_scope="database_read",
         side_effect="read",
         default_timeout_s=30.0,
+        output_schema=_output(
+            columns={"type": "array", "items": _STRING},
+            rows={"type": "array", "items": {"type": "array"}},
+            truncated=_BOOLEAN,
+        ),
     ),
     ToolSpec(
         name="file_write",
@@ -158,6 +186,7 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
         side_effect="write",
         idempotent=True,  # writing the same content twice leaves the same file
         risk="medium",
+        output_schema=_output(path=_STRING, diff=_STRING, committed=_BOOLEAN),
     ),
 )
 

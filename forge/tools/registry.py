@@ -7,7 +7,9 @@ one of their tools hears that the server is down, not that the tool does not exi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 import fastjsonschema
@@ -15,7 +17,7 @@ import fastjsonschema
 from forge.errors import ForgeError
 from forge.tools.spec import ToolSpec
 
-__all__ = ["ArgumentsInvalid", "ToolRegistry", "UnknownTool"]
+__all__ = ["ArgumentsInvalid", "ToolRegistry", "UnknownTool", "validate_with_schema"]
 
 
 class UnknownTool(ForgeError, KeyError):
@@ -79,3 +81,19 @@ class ToolRegistry:
             validator(args if isinstance(args, dict) else dict(args))
         except fastjsonschema.JsonSchemaValueException as exc:
             raise ArgumentsInvalid(f"arguments of {name!r}: {exc.message}") from None
+
+
+@lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> Callable[[Any], Any]:
+    return fastjsonschema.compile(json.loads(schema_json))
+
+
+def validate_with_schema(spec: ToolSpec, args: Mapping[str, Any]) -> None:
+    """``ToolRegistry.validate_args`` for a spec at hand without its registry (a call
+    resolved at run time, ``forge.runtime.calls``): the same validator and message,
+    compiled once per distinct schema. Raises ``ArgumentsInvalid``."""
+    validator = _compiled(json.dumps(spec.args_schema, sort_keys=True, default=dict))
+    try:
+        validator(args if isinstance(args, dict) else dict(args))
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise ArgumentsInvalid(f"arguments of {spec.name!r}: {exc.message}") from None

@@ -37,7 +37,11 @@ class ToolSpec:
 
     ``side_effect_of`` refines the side effect for concrete arguments (an HTTP GET only
     reads); without it every call has ``side_effect``. ``idempotent`` says whether a call
-    may be repeated safely, which is what allows automatic retries.
+    may be repeated safely, which is what allows automatic retries. ``output_schema``
+    declares the output's shape (JSON Schema), so the compiler can check what later steps
+    take from it (``forge.plan.references``); ``echoes_args`` says the output is the
+    call's own arguments (``echo``). Without either, a reference into the output is
+    checked when it runs.
     """
 
     name: str
@@ -52,6 +56,8 @@ class ToolSpec:
         default=None, compare=False, repr=False
     )
     source: str = "builtin"
+    output_schema: Mapping[str, Any] | None = field(default=None, repr=False)
+    echoes_args: bool = False
 
     def effective_side_effect(self, args: Mapping[str, Any]) -> SideEffect:
         return self.side_effect_of(args) if self.side_effect_of else self.side_effect

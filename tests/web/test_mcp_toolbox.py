@@ -61,6 +61,13 @@ def test_get_tools_lists_each_mcp_tool_with_its_schema_and_annotated_side_effect
         "risk": "high",
         "default_timeout_s": 30.0,
         "source": "mcp:ledger",
+        # the server's outputSchema: what $from paths into its output are checked against
+        "output_schema": {
+            "additionalProperties": True,
+            "title": "delete_entryDictOutput",
+            "type": "object",
+        },
+        "echoes_args": False,
         "allowed": True,
         "requires_approval": True,
         "policy_reasons": [

@@ -711,6 +711,7 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
                 },
             ],
             "edges": [["read", "publish"]],
+            "data_edges": [],
         },
     }
     assert Plan.objects.count() == 0
@@ -761,6 +762,8 @@ def test_the_tool_catalogue_lists_every_tool_with_its_contract_and_policy(api_cl
         "risk": "low",
         "default_timeout_s": 60.0,
         "source": "builtin",
+        "output_schema": None,
+        "echoes_args": True,
         "allowed": True,
         "requires_approval": False,
         "policy_reasons": [],

@@ -119,7 +119,10 @@ def test_run_executes_a_plan_with_real_files_and_exits_0(tmp_path):
                    "--approve-as", "carol")  # fmt: skip
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "RELEASE-NOTES.md").read_text().startswith("# 2.4")
+    # publish wrote what read returned (the changelog step's text), after a heading
+    assert (tmp_path / "RELEASE-NOTES.md").read_text() == (
+        "# 2.4\n\nfix: parser handles empty plans\nfeat: mermaid export\n"
+    )
     assert "run succeeded" in result.stdout
 
 

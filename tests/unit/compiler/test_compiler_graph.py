@@ -118,6 +118,7 @@ def test_a_graph_as_data_lists_nodes_edges_order_and_hash(step, compile_plan):
             },
         ],
         "edges": [["fetch", "summarise"], ["summarise", "publish"]],
+        "data_edges": [],
     }
     assert result.to_data() == {
         "ok": True,

@@ -1,5 +1,6 @@
 // The argument form of a step, generated from its tool's JSON Schema (model/schema-form.js),
-// with a raw JSON view for anything the form cannot show. Calls onChange(args) with the
+// with a raw JSON view for anything the form cannot show; a value taken from an earlier
+// step (`$from`, `$join`) is shown and edited as its JSON. Calls onChange(args) with the
 // whole new arguments object after every valid edit.
 import { h } from "../common/dom.js";
 import {
@@ -10,6 +11,7 @@ import {
   parseValue,
   withArgument,
 } from "../model/schema-form.js";
+import { isOperator } from "../model/references.js";
 import { checkbox, errorLine, field, numberInput, select, showError, textArea, textInput } from "./fields.js";
 
 export function argsForm(tool, args, onChange) {
@@ -55,11 +57,16 @@ export function argsForm(tool, args, onChange) {
   }
   return container;
 
-  function fieldFor(spec, values, change) {
+  function fieldFor(given, values, change) {
+    const value = values[given.name];
+    // A value taken from an earlier step is edited as the JSON it is written in, so
+    // the form never turns it into text.
+    const spec = isOperator(value)
+      ? { ...given, kind: "json", description: "A value from an earlier step ($from, $join), as JSON." }
+      : given;
     const label = spec.required ? `${spec.name} *` : spec.name;
     const error = errorLine();
     let control;
-    const value = values[spec.name];
     if (spec.kind === "boolean") {
       const box = checkbox(spec.name, value, spec.description || spec.name);
       box.querySelector("input").addEventListener("change", (event) => {

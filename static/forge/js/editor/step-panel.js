@@ -1,4 +1,5 @@
-// The side panel for one step: id, description, tool (from the catalogue) with its
+// The side panel for one step: id, description, its data edges (the earlier outputs its
+// arguments take, and the steps that take its output), tool (from the catalogue) with its
 // argument form, tools_allowed, done_when, timeout, retries, rollback hint, the
 // deliverable switch and the step's own problems. Every input edits the document at once
 // through the store; edits of one field merge into one undo step.
@@ -11,6 +12,7 @@ import {
   setDeliverable,
   updateStep,
 } from "../model/document.js";
+import { sourceText, stepReferences } from "../model/references.js";
 import { argsForm } from "./args-form.js";
 import { downServer } from "./catalogue.js";
 import {
@@ -167,6 +169,7 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     field("Id", idInput, { error: idError }),
     field("Description", description),
     h("p", { class: "hint deps" }, deps.length ? `Depends on: ${deps.join(", ")}` : "Depends on nothing: a starting step."),
+    dataList(doc, step),
     h("fieldset", {}, h("legend", {}, "Tool"), field("Tool", toolSelect), toolInfo, argsSlot),
     h("fieldset", {}, h("legend", {}, "Tools allowed"), allowedList),
     h(
@@ -193,6 +196,57 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
       h("button", { type: "button", class: "danger", "data-action": "delete-selection" }, "Delete step"),
     ),
   );
+
+  // The step's data edges: what its arguments take ($from, docs/plan-format.md), and who
+  // takes its output. Plan text goes in through textContent only (h()).
+  function dataList(current, self) {
+    const takes = stepReferences(self);
+    const feeds = [];
+    for (const other of current.steps || []) {
+      if (other.id === self.id) continue;
+      for (const ref of stepReferences(other)) {
+        if (ref.step === self.id) feeds.push({ step: other.id, ref });
+      }
+    }
+    if (!takes.length && !feeds.length) return null;
+    return h(
+      "section",
+      { class: "data-edges" },
+      takes.length ? h("h3", {}, "Takes from earlier steps") : null,
+      takes.length
+        ? h(
+            "ul",
+            { class: "data-in" },
+            takes.map((ref) =>
+              h(
+                "li",
+                { dataset: { source: ref.step, path: ref.path, at: ref.at } },
+                h("code", {}, ref.at),
+                " ← ",
+                h("code", {}, sourceText(ref)),
+                ref.part === null ? null : h("span", { class: "hint" }, ` (part ${ref.part} of its text)`),
+              ),
+            ),
+          )
+        : null,
+      feeds.length ? h("h3", {}, "Its output feeds") : null,
+      feeds.length
+        ? h(
+            "ul",
+            { class: "data-out" },
+            feeds.map(({ step: target, ref }) =>
+              h(
+                "li",
+                { dataset: { target, path: ref.path, at: ref.at } },
+                h("code", {}, `${target}.${ref.at}`),
+                " ← ",
+                h("code", {}, ref.path || "(all of it)"),
+              ),
+            ),
+          )
+        : null,
+    );
+  }
 
   function normaliseDone(value) {
     if (!value) return { description: "", required_keys: [], checks: [] };

@@ -65,14 +65,27 @@ export function controlPoints(points, source, target) {
   };
 }
 
+// A data edge's two control-point distances (to the right of its line) when it skips a
+// layer: wide enough that the curve passes beside the steps in between; else null (the
+// stylesheet's gentle bow).
+export function dataBow(source, target) {
+  if (!source || !target) return null;
+  const layers = Math.abs(target.y - source.y) / (RANK_SEP + 66);
+  if (layers < 1.5) return null;
+  const clear = -(110 + 40) / 0.75; // a node's half width and a margin, at the curve's reach
+  return [Number(clear.toFixed(1)), Number(clear.toFixed(1))];
+}
+
 // Lays out `cy` and resolves when the nodes have moved.
 export function runLayout(cy, { animate = false, fit = true, padding = 48 } = {}) {
-  // Only the plan's own elements: not edgehandles' temporary preview.
+  // Only the plan's own elements: not edgehandles' temporary preview. Dependencies alone
+  // set the layers: data edges (model/elements.js) follow them and bow aside.
   const nodes = cy.nodes("[base]").map((node) => ({ id: node.id(), width: node.width(), height: node.height() }));
-  const edges = cy.edges("[base]").map((edge) => ({ source: edge.source().id(), target: edge.target().id() }));
+  const dependencies = cy.edges("[base]").filter((edge) => edge.data("kind") !== "data");
+  const edges = dependencies.map((edge) => ({ source: edge.source().id(), target: edge.target().id() }));
   const { positions, routes } = computeLayout(nodes, edges);
   cy.batch(() => {
-    cy.edges("[base]").forEach((edge) => {
+    dependencies.forEach((edge) => {
       const source = edge.source().id();
       const target = edge.target().id();
       const route = routes.get(edgeKey(source, target));
@@ -80,6 +93,11 @@ export function runLayout(cy, { animate = false, fit = true, padding = 48 } = {}
       // Data, not a class: painting diagnostics resets classes.
       if (points) edge.data({ cpd: points.distances, cpw: points.weights });
       else if (edge.data("cpd")) edge.removeData("cpd cpw");
+    });
+    cy.edges("[base][kind = 'data']").forEach((edge) => {
+      const bow = dataBow(positions.get(edge.source().id()), positions.get(edge.target().id()));
+      if (bow) edge.data("bow", bow);
+      else if (edge.data("bow")) edge.removeData("bow");
     });
   });
   const layout = cy.nodes("[base]").layout({

@@ -116,6 +116,32 @@ export const STYLE = [
       "edge-distances": "intersection",
     },
   },
+  // Data between steps: dashed, in the changed-violet, labelled with the paths it takes,
+  // bowed to the right of the dependencies (graph/layout.js bows one that skips layers
+  // wide enough to pass beside the steps between its ends).
+  {
+    selector: "edge.data-edge",
+    style: {
+      "curve-style": "unbundled-bezier",
+      "control-point-distances": [-50, -50],
+      "control-point-weights": [0.25, 0.75],
+      "line-style": "dashed",
+      "line-dash-pattern": [6, 4],
+      width: 1.4,
+      "line-color": COLOURS.changed,
+      "target-arrow-color": COLOURS.changed,
+      "target-arrow-shape": "vee",
+      label: "data(label)",
+      "font-size": 10,
+      color: COLOURS.changed,
+      "text-background-color": "#ffffff",
+      "text-background-opacity": 0.9,
+      "text-background-padding": 2,
+      "text-rotation": "none",
+      "min-zoomed-font-size": 7,
+      "z-index": 5,
+    },
+  },
   { selector: "edge.loop", style: { "loop-direction": "45deg", "loop-sweep": "-60deg" } },
   { selector: "edge.dangling", style: { "line-style": "dashed" } },
   {
@@ -130,6 +156,11 @@ export const STYLE = [
       width: 3,
       "z-index": 10,
     },
+  },
+  { selector: "edge.data-edge.error", style: { color: COLOURS.error, width: 2.2 } },
+  {
+    selector: "edge.data-edge[bow]",
+    style: { "control-point-distances": "data(bow)", "control-point-weights": [0.25, 0.75] },
   },
   // Diffs.
   {

@@ -3,7 +3,9 @@
 // (the input is never changed), so the undo stack can keep documents as they were.
 // Steps keep their order and their fields as the author wrote them; an edit touches only
 // what it names, and fields emptied by an edit are removed rather than left empty, so
-// the document stays as close as possible to what `forge.plan.to_data` writes.
+// the document stays as close as possible to what `forge.plan.to_data` writes. Renaming a
+// step renames it everywhere: dependencies, the deliverable and `$from` references.
+import { renameInArgs } from "./references.js";
 
 export const ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const STEP_FIELDS = [
@@ -110,6 +112,10 @@ export function renameStep(doc, oldId, newId) {
     if (step.id === oldId) next = { ...next, id: newId };
     if (dependsOn(step).includes(oldId)) {
       next = { ...next, depends_on: dependsOn(step).map((dep) => (dep === oldId ? newId : dep)) };
+    }
+    if (step.args) {
+      const args = renameInArgs(step.args, oldId, newId);
+      if (args !== step.args) next = { ...next, args };
     }
     return next;
   });

@@ -5,14 +5,22 @@
 // dependency to its dependent, `dep>step` (">" cannot appear in a step id). A dependency
 // on a step that does not exist is drawn as a dangling edge from a ghost node
 // `ghost:<id>`, and a deliverable that names no step as a ghost too, so the compiler's
-// `missing_dependency` and `missing_deliverable` have something to paint.
+// `missing_dependency` and `missing_deliverable` have something to paint. A step whose
+// arguments take values from another step's output gets a data edge from it,
+// `data:src>step`, labelled with the paths it takes (model/references.js); data edges
+// play no part in the layout and cannot be selected (they are edited in the arguments).
 import { dependsOn, effectiveDeliverable, steps } from "./document.js";
+import { dataEdgeLabel, dataEdges, sourceText } from "./references.js";
 
 export const GHOST = "ghost:";
 const LINE = 31;
 
 export function edgeId(dep, stepId) {
   return `${dep}>${stepId}`;
+}
+
+export function dataEdgeId(source, stepId) {
+  return `data:${source}>${stepId}`;
 }
 
 export function ghostId(stepId) {
@@ -83,6 +91,21 @@ export function toElements(doc) {
       });
     }
   }
+  for (const { source, target, refs } of dataEdges(all)) {
+    edges.push({
+      group: "edges",
+      data: {
+        id: dataEdgeId(source, target),
+        source,
+        target,
+        kind: "data",
+        label: truncate(dataEdgeLabel(refs), 24),
+        takes: refs.map((ref) => `${ref.at} <- ${sourceText(ref)}`).join("\n"),
+      },
+      classes: "data-edge",
+      selectable: false,
+    });
+  }
   if (named && !known.has(named) && !ghosts.has(named)) ghosts.set(named, "missing deliverable");
   for (const [stepId, why] of ghosts) {
     nodes.push({
@@ -107,9 +130,13 @@ export function elementForStep(stepId, nodeIds) {
   return nodeIds.has(ghost) ? ghost : null;
 }
 
-// Structure only (ids, ends): whether a layout is needed after an edit.
+// Structure only (ids, dependency ends): whether a layout is needed after an edit. Data
+// edges are left out: the layout ignores them.
 export function structureKey(elements) {
   const nodes = elements.nodes.map((node) => node.data.id).join("\u0001");
-  const edges = elements.edges.map((edge) => `${edge.data.source}>${edge.data.target}`).join("\u0001");
+  const edges = elements.edges
+    .filter((edge) => edge.data.kind !== "data")
+    .map((edge) => `${edge.data.source}>${edge.data.target}`)
+    .join("\u0001");
   return `${nodes}\u0002${edges}`;
 }

@@ -10,9 +10,10 @@
 //                            the steps that depend on it are only named
 //   missing_deliverable      the ghost deliverable, or the terminal steps to choose from
 //   unreachable_deliverable  the steps that lead nowhere ("unreachable")
+//   invalid_reference        a "bad reference" badge on the step, and its data edge
 //   approval_required        an "approval" badge
 // A diagnostic that names no element (a budget warning) is a plan-level problem only.
-import { edgeId, elementForStep } from "./elements.js";
+import { dataEdgeId, edgeId, elementForStep } from "./elements.js";
 
 export const BADGES = {
   duplicate_id: "duplicate id",
@@ -21,6 +22,7 @@ export const BADGES = {
   unauthorized_tool: "not allowed",
   invalid_args: "invalid args",
   invalid_check: "invalid check",
+  invalid_reference: "bad reference",
   repeats_side_effect: "repeats effect",
   approval_required: "approval",
 };
@@ -72,7 +74,9 @@ export function paint(diagnostics, nodeIds, edgeIds) {
       }
     }
     for (const [dep, stepId] of diagnostic.edges || []) {
-      const id = edgeId(dep, stepId);
+      // A wrong reference's edge is the data edge it draws; every other code's, the
+      // dependency.
+      const id = diagnostic.code === "invalid_reference" ? dataEdgeId(dep, stepId) : edgeId(dep, stepId);
       if (!edgeIds.has(id)) continue;
       ids.push(id);
       const classes = edgeEntry(id);
