@@ -21,7 +21,6 @@ Run: ``.venv/bin/python -m bench.stream`` (needs PostgreSQL and Redis for the se
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 import websockets
 
 from bench.common import print_table
-from tests.integration.deployment import Deployment
+from tests.integration.deployment import Deployment, events_in
 
 GOALS = {"sqlite": (250.0, 5.0), "postgres": (100.0, 10.0)}
 
@@ -53,11 +52,13 @@ def stream_latencies(deployment: Deployment, run_id: int) -> list[float]:
             deployment.ws_url(run_id), additional_headers=deployment.ws_headers()
         ) as socket:
             while True:
-                event = json.loads(await asyncio.wait_for(socket.recv(), timeout=120))
-                created = datetime.fromisoformat(event["created_at"]).timestamp()
-                latencies.append((time.time() - created) * 1000)
-                if event["event_type"] in ("run_succeeded", "run_failed"):
-                    return latencies
+                message = await asyncio.wait_for(socket.recv(), timeout=120)
+                arrived = time.time()
+                for event in events_in(message):
+                    created = datetime.fromisoformat(event["created_at"]).timestamp()
+                    latencies.append((arrived - created) * 1000)
+                    if event["event_type"] in ("run_succeeded", "run_failed"):
+                        return latencies
 
     return asyncio.run(listen())
 

@@ -1,7 +1,9 @@
 """The live event stream of one run: ``/ws/runs/<run_id>/?after=<seq>``.
 
 It sends every event after ``seq`` from the database, then new ones as they commit, in
-``seq`` order with no gap and no duplicate. The events come from the run's feed
+``seq`` order with no gap and no duplicate. A message is one event (a JSON object), or a
+JSON array of consecutive events when several are ready at once (a step's end and the
+next one's start commit together). The events come from the run's feed
 (``runs.feed``): one reader per run and process, which encodes each event once for every
 watcher. A watcher that falls too far behind is closed with 4408 and reconnects with its
 last seq; nothing it missed is lost, since the database is the source of truth.
@@ -26,6 +28,13 @@ from runs.feed import LAGGING, Subscription, frames_after, hub, run_exists
 
 # No channel per watcher: the run's feed listens for wake-ups on behalf of all of them.
 NO_CHANNEL_LAYER = "forge-no-layer"
+# Events a message may carry when several are ready at once (a JSON array, in seq order).
+MAX_BATCH = 100
+
+
+def _batch(frames: list[str]) -> str:
+    """One message of encoded events: the event alone, or an array of them."""
+    return frames[0] if len(frames) == 1 else "[" + ",".join(frames) + "]"
 
 
 class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
@@ -77,23 +86,32 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         sent = after
         if subscription.backlog is None:  # too far behind the feed: read it once
             while sent < subscription.until:
-                frames = await frames_after(self.run_id, sent)
+                # Up to ``until`` only: what is newer comes through the queue.
+                frames = [
+                    f for f in await frames_after(self.run_id, sent) if f[0] <= subscription.until
+                ]
                 if not frames:
                     break
-                for seq, frame in frames:
-                    await self.send(text_data=frame)
-                    sent = seq
+                for start in range(0, len(frames), MAX_BATCH):
+                    chunk = frames[start : start + MAX_BATCH]
+                    await self.send(text_data=_batch([frame for _, frame in chunk]))
+                    sent = chunk[-1][0]
         else:
-            for seq, frame in subscription.backlog:
-                await self.send(text_data=frame)
-                sent = seq
+            for start in range(0, len(subscription.backlog), MAX_BATCH):
+                chunk = subscription.backlog[start : start + MAX_BATCH]
+                await self.send(text_data=_batch([frame for _, frame in chunk]))
+                sent = chunk[-1][0]
         queue = subscription.watcher.queue
         while True:
-            item = await queue.get()
-            if item is None:  # fell behind: reconnect with the last seq
+            items = [await queue.get()]
+            while not queue.empty() and len(items) < MAX_BATCH:
+                items.append(queue.get_nowait())
+            frames = [item[1] for item in items if item is not None and item[0] > sent]
+            if frames:
+                # Events committed together (a step's end, the next one's start) leave in
+                # one message: a crowd costs a write per watcher per message, not per event.
+                await self.send(text_data=_batch(frames))
+                sent = max(item[0] for item in items if item is not None)
+            if None in items:  # fell behind: reconnect with the last seq
                 await self.close(code=LAGGING)
                 return
-            seq, frame = item
-            if seq > sent:
-                await self.send(text_data=frame)
-                sent = seq

@@ -252,5 +252,7 @@ class RawRequest:
         self.sock.close()
 
 
-def events_json(messages: list[str]) -> list[dict[str, Any]]:
-    return [json.loads(message) for message in messages]
+def events_in(message: str | bytes) -> list[dict[str, Any]]:
+    """The events of one websocket message: an event, or an array of consecutive ones."""
+    data = json.loads(message)
+    return data if isinstance(data, list) else [data]

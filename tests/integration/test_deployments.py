@@ -5,12 +5,11 @@ workers neither run a step twice nor overspend."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 import websockets
 
-from .deployment import Deployment, wait_for
+from .deployment import Deployment, events_in, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +31,10 @@ def _collect(deployment: Deployment, run_id: int, after: int, stop_at: str | Non
             deployment.ws_url(run_id, after), additional_headers=deployment.ws_headers()
         ) as socket:
             while len(received) < limit:
-                event = json.loads(await asyncio.wait_for(socket.recv(), timeout=30))
-                received.append(event)
-                if stop_at and event["event_type"] == stop_at:
-                    break
+                for event in events_in(await asyncio.wait_for(socket.recv(), timeout=30)):
+                    received.append(event)
+                    if (stop_at and event["event_type"] == stop_at) or len(received) == limit:
+                        return received
         return received
 
     return asyncio.run(listen())

@@ -5,7 +5,6 @@ each ends with every event exactly once, in order, and caught up within 5 s."""
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import subprocess
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import websockets
 
-from .deployment import Deployment, free_port, wait_for
+from .deployment import Deployment, events_in, free_port, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -93,10 +92,10 @@ async def _watch(deployment: Deployment, run_id: int, done: asyncio.Event) -> li
                 open_timeout=5,
             ) as socket:
                 async for message in socket:
-                    event = json.loads(message)
-                    seqs.append(event["seq"])
-                    if event["event_type"] == "run_succeeded":
-                        return seqs
+                    for event in events_in(message):
+                        seqs.append(event["seq"])
+                        if event["event_type"] == "run_succeeded":
+                            return seqs
         except (OSError, websockets.WebSocketException, TimeoutError):
             pass
         if done.is_set() and seqs and seqs[-1] >= _last_seq(deployment, run_id):

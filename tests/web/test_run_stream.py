@@ -78,7 +78,11 @@ def _watchers(run: Run) -> int:
 
 
 async def _seqs(communicator: WebsocketCommunicator, count: int) -> list[int]:
-    return [json.loads(await communicator.receive_from(timeout=5))["seq"] for _ in range(count)]
+    seqs: list[int] = []
+    while len(seqs) < count:
+        data = json.loads(await communicator.receive_from(timeout=5))
+        seqs += [event["seq"] for event in (data if isinstance(data, list) else [data])]
+    return seqs
 
 
 @pytest.fixture
@@ -210,3 +214,15 @@ async def test_refusals_close_after_the_handshake_with_a_code_the_page_understan
 
     assert connected  # accepted first: the handshake never waits on the database
     assert await communicator.receive_output(timeout=5) == {"type": "websocket.close", "code": code}
+
+
+@pytest.mark.asyncio
+async def test_events_ready_at_once_leave_in_one_message_as_an_array(author, approver, viewer):
+    run = await _run(author, approver)
+    watcher = await _watch(run, viewer)
+
+    await _append(run, 3)  # committed together, read together
+    message = json.loads(await watcher.receive_from(timeout=5))
+
+    assert [event["seq"] for event in message] == [1, 2, 3]
+    await watcher.disconnect()

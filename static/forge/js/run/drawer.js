@@ -98,7 +98,7 @@ export class StepDrawer {
     this.badge.textContent = STEP_LABELS[status] || status;
     const sections = [];
     if (planStep && planStep.description) sections.push(h("p", { class: "step-description", text: planStep.description }));
-    this.shown = step ? { status, attempt: step.attempt } : null;
+    this.attemptOf = step ? { status, attempt: step.attempt } : null;
     if (!step) {
       sections.push(h("p", { class: "muted", text: "This step is not part of the run's current version." }));
     } else {
@@ -293,7 +293,7 @@ export class StepDrawer {
   record(record) {
     // The tool ran (its record says succeeded) but the step's contract refused its output:
     // say it as the step's status does, so the two never read as a contradiction.
-    const refused = record.status === "succeeded" && this.shown && this.shown.status === "invalid" && record.attempt === this.shown.attempt;
+    const refused = record.status === "succeeded" && this.attemptOf && this.attemptOf.status === "invalid" && record.attempt === this.attemptOf.attempt;
     const facts = [
       `attempt ${record.attempt}`,
       refused ? "invalid: the tool ran, its output broke the contract" : record.status,

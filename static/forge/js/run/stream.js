@@ -62,13 +62,14 @@ export class RunStream {
     });
     socket.addEventListener("message", (message) => {
       if (this.socket !== socket) return;
-      let event;
+      // One event, or an array of consecutive events that were ready at once.
+      let data;
       try {
-        event = JSON.parse(message.data);
+        data = JSON.parse(message.data);
       } catch {
         return;
       }
-      this.onEvents([event]);
+      this.onEvents(Array.isArray(data) ? data : [data]);
     });
     socket.addEventListener("close", (event) => {
       if (this.socket !== socket) return;
