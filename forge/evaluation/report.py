@@ -176,17 +176,17 @@ class SuiteReport:
             }
         succeeded = metrics["success"]["passed"]
         cost = sum(case.cost for case in self.cases)
-        return dict(
-            metrics=metrics,
-            cases=len(self.cases),
-            succeeded=succeeded,
-            success_rate=round(succeeded / len(self.cases), 4) if self.cases else 0.0,
-            tokens=sum(case.tokens for case in self.cases),
-            cost=round(cost, 6),
-            seconds=round(sum(case.latency_ms for case in self.cases) / 1000, 3),
-            replans=sum(case.replans for case in self.cases),
-            cost_per_success=round(cost / succeeded, 6) if succeeded else None,
-        )
+        return {
+            "metrics": metrics,
+            "cases": len(self.cases),
+            "succeeded": succeeded,
+            "success_rate": round(succeeded / len(self.cases), 4) if self.cases else 0.0,
+            "tokens": sum(case.tokens for case in self.cases),
+            "cost": round(cost, 6),
+            "seconds": round(sum(case.latency_ms for case in self.cases) / 1000, 3),
+            "replans": sum(case.replans for case in self.cases),
+            "cost_per_success": round(cost / succeeded, 6) if succeeded else None,
+        }
 
     @property
     def all_passed(self) -> bool:
