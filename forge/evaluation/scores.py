@@ -169,8 +169,9 @@ def replan_quality(trace: CaseTrace) -> Score:
         for ok, problem in _replan_checks(trace, replan):
             checks += 1
             passed += ok
-            if not ok:
-                problems.append(f"version {replan.version}: {problem}")
+            text = f"version {replan.version}: {problem}"
+            if not ok and text not in problems:  # one line for checks failed for one reason
+                problems.append(text)
     detail = f"{passed} of {checks} check(s) over {len(trace.replans)} replan(s)"
     return Score("replan", passed == checks, passed / checks, detail, tuple(problems))
 
