@@ -193,6 +193,7 @@ class _ReplanDraft:
         ]  # fmt: skip
         graph = self.compiled.graph if self.compiled is not None else None
         current = self.observation.current
+        preserved = tuple(_facts(resumed[0]).get("preserved", ())) if resumed else ()
         return ReplanTrace(
             version=self.version,
             failed_step=self.observation.failed_step or "",
@@ -203,13 +204,15 @@ class _ReplanDraft:
             performed=tuple((e.tool, e.args_hash) for e in self.observation.performed_side_effects),
             proposals=tuple(self.proposals),
             drift=detect_drift(current, graph.document) if graph and current else (),
+            # the compiler also names a preserved step as repeating its own call: it is
+            # kept, not run again, so only the others count
             repeats=tuple(
                 d.message
                 for d in (self.compiled.diagnostics if self.compiled is not None else ())
-                if d.code == "repeats_side_effect"
+                if d.code == "repeats_side_effect" and not set(d.nodes) <= set(preserved)
             ),
             resumed=bool(resumed),
-            preserved=tuple(_facts(resumed[0]).get("preserved", ())) if resumed else (),
+            preserved=preserved,
         )
 
 
