@@ -341,16 +341,16 @@ def _eval(args: argparse.Namespace) -> int:
         suite = evaluation.read_suite(Path(args.suite))
     except evaluation.SuiteError as exc:
         raise InputError(f"{args.suite}: {exc} [{exc.code}]") from None
-    if args.case:
-        unknown = sorted(set(args.case) - {case.id for case in suite.cases})
-        if unknown:
-            raise InputError(f"{args.suite}: no case {', '.join(map(repr, unknown))}")
-        suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id in args.case))
+    unknown = sorted(set(args.case) - {case.id for case in suite.cases})
+    if unknown:
+        raise InputError(f"{args.suite}: no case {', '.join(map(repr, unknown))}")
     upload = _uploader(args.report_to) if args.report_to else None
-    try:
+    try:  # the answers file is checked against the whole suite
         planner = evaluation.planner_from_spec(args.planner, suite, _endpoint(args))
     except evaluation.PlannerSpecError as exc:
         raise InputError(f"{exc} [{exc.code}]") from None
+    if args.case:
+        suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id in args.case))
     try:
         report = evaluation.evaluate(suite, planner.name, planner.factory)
     finally:

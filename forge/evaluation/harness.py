@@ -152,13 +152,14 @@ class _Proposer:
         compiled: CompileResult | None = None
         plan: StructuredPlan | None = None
         for attempt in range(1, self.attempts + 1):
-            started = self.clock()
+            started, metered = self.clock(), self._meter()
             try:
                 answer = self.planner.plan(asked, observation)
             except ForgeError as exc:
                 ms = (self.clock() - started) * 1000
+                tokens, cost = self._used(metered, 0, 0.0)
                 answers.append(Proposal(version, attempt, False, (f"{exc.code}: {exc}",),
-                                        latency_ms=ms))  # fmt: skip
+                                        tokens=tokens, cost=cost, latency_ms=ms))  # fmt: skip
                 if exc.code == "planner_exhausted":
                     break  # it has nothing more to say
                 asked = retry_task(task, [f"{exc.code}: {exc}"])
@@ -167,14 +168,31 @@ class _Proposer:
             plan, compiled = answer, self.compiler.compile(answer.document, performed)
             errors = tuple(f"{d.code}: {d.message}" for d in compiled.errors)
             warnings = tuple(d.code for d in compiled.diagnostics if d.severity == "warning")
+            tokens, cost = self._used(metered, answer.tokens, answer.cost)
             answers.append(
-                Proposal(version, attempt, compiled.ok, errors, warnings, answer.tokens,
-                         answer.cost, ms, answer.model, answer.document)
+                Proposal(version, attempt, compiled.ok, errors, warnings, tokens, cost, ms,
+                         answer.model, answer.document)
             )  # fmt: skip
             if compiled.ok:
                 break
             asked = retry_task(task, list(errors))
         return answers, compiled, plan
+
+    def _meter(self) -> tuple[int, float] | None:
+        """What the planner's metered model used so far (``MeteredModel``), if it has one."""
+        model = getattr(self.planner, "model", None)
+        if model is None or not hasattr(model, "tokens"):
+            return None
+        return int(model.tokens), float(model.cost)
+
+    def _used(
+        self, before: tuple[int, float] | None, tokens: int, cost: float
+    ) -> tuple[int, float]:
+        """An answer's use: what the meter moved since ``before``, else what it reported."""
+        after = self._meter()
+        if before is None or after is None:
+            return tokens, cost
+        return after[0] - before[0], after[1] - before[1]
 
 
 @dataclass

@@ -16,18 +16,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from forge.errors import ForgeError, PlanDocumentError
 from forge.evaluation.harness import PlannerFactory
 from forge.evaluation.suite import Case, Suite
-from forge.models import ModelPort, model_from_spec
+from forge.models import Message, ModelPort, ModelReply, model_from_spec
 from forge.models.config import Endpoint
 from forge.plan import ImportLimits, PlanDocument, from_data
 from forge.plan.formats.yaml_safe import parse_yaml
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.tools import ToolSpec
 
-__all__ = ["EvalPlanner", "PlannerSpecError", "load_answers", "planner_from_spec"]
+__all__ = ["EvalPlanner", "MeteredModel", "PlannerSpecError", "load_answers", "planner_from_spec"]
 
 _LIMITS = ImportLimits(max_bytes=8 * 1024 * 1024, max_steps=5000)
 
@@ -58,7 +59,7 @@ def planner_from_spec(spec: str, suite: Suite, endpoint: Endpoint | None = None)
         return EvalPlanner(name, scripted)
     if kind in ("llm", "openai") and rest:
         try:
-            model = model_from_spec(f"openai:{rest}", endpoint)
+            model = MeteredModel(model_from_spec(f"openai:{rest}", endpoint))
         except (ForgeError, ValueError) as exc:
             raise PlannerSpecError(f"--planner {spec}: {exc}") from None
 
@@ -69,6 +70,29 @@ def planner_from_spec(spec: str, suite: Suite, endpoint: Endpoint | None = None)
     raise PlannerSpecError(
         f"--planner takes scripted:FILE, llm:MODEL or openai:MODEL, not {spec!r}"
     )
+
+
+class MeteredModel:
+    """A model that adds up what every completion used, answers that were refused (not a
+    plan, or an endpoint without structured output) included: the harness charges each
+    answer what the meter moved (``forge.evaluation.harness``)."""
+
+    def __init__(self, model: ModelPort) -> None:
+        self.inner = model
+        self.name = model.name
+        self.tokens = 0
+        self.cost = 0.0
+
+    def complete(self, messages: Sequence[Message], *args: Any, **options: Any) -> ModelReply:
+        reply = self.inner.complete(messages, *args, **options)
+        self.tokens += reply.tokens
+        self.cost += reply.cost
+        return reply
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
 
 
 def load_answers(path: Path, suite: Suite) -> Mapping[str, tuple[PlanDocument, ...]]:
