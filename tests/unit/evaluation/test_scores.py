@@ -131,6 +131,16 @@ def test_the_evaluator_approves_the_planners_versions_and_steps_never_the_planne
     assert steps == [("record", EVALUATOR), ("record", EVALUATOR)]  # the ERP call, the draft
 
 
+def test_a_planner_named_as_the_evaluator_cannot_have_its_plan_approved_and_nothing_runs():
+    case = SUITE.case("echo")
+
+    trace = run_case(SUITE, case, lambda c, tools: ScriptedPlanner([ECHO], name=EVALUATOR))
+
+    assert trace.status == "not_approved"
+    assert "cannot approve it: another person must" in trace.stop_reason
+    assert trace.calls == () and trace.events == ()
+
+
 # --- fidelity -----------------------------------------------------------------------------
 
 
