@@ -148,6 +148,7 @@ class DiagnosticOut(Schema):
     message: str
     nodes: list[str]
     edges: list[list[str]] = Field(description="[dependency, dependent] pairs")
+    hint: str = Field("", description="how to fix it, for codes that say (else empty)")
 
 
 class SideEffectOut(Schema):

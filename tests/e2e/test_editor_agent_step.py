@@ -63,8 +63,7 @@ def test_a_new_step_asks_for_its_allowed_tools_and_says_how(page, people):
     page.locator("[data-field=tools_allowed] input[value=file_read]").check()
     wait_compiled(page)
     assert "agent_without_tools" not in [code for code, _ in problems(page)]
-    expect(page.locator("#inspector .needs-tools")).to_have_count(0)
-    click_node(page, "step_1")
+    expect(page.locator("#inspector .needs-tools")).to_be_hidden()
     assert page.evaluate(
         "window.forge.editor.store.document.steps.find(s => s.id === 'step_1').tools_allowed"
     ) == ["file_read"]
