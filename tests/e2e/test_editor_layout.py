@@ -84,16 +84,15 @@ def _open(page, people, document, name="Plan"):
 
 
 def _position(page, node_id):
-    return page.evaluate(
-        "(id) => window.forge.editor.cy.getElementById(id).position()", node_id
-    )
+    return page.evaluate("(id) => window.forge.editor.cy.getElementById(id).position()", node_id)
 
 
 # Every dependency edge as drawn (its end points and the bends between them), sampled every
 # 8 px; returns the edges whose line passes through a step other than its own two ends.
 CROSSINGS = """() => {
   const cy = window.forge.editor.cy;
-  const boxes = cy.nodes('[base]').map((n) => ({id: n.id(), b: n.boundingBox({includeLabels: false})}));
+  const boxes = cy.nodes('[base]').map((n) =>
+    ({id: n.id(), b: n.boundingBox({includeLabels: false})}));
   const crossed = [];
   cy.edges('[base]').filter((e) => e.data('kind') !== 'data').forEach((edge) => {
     const bends = edge.segmentPoints() || edge.controlPoints() || [];
@@ -199,8 +198,8 @@ def test_the_legend_tells_a_step_with_an_error_from_a_missing_step(page, people)
     document = {
         "goal": "g",
         "steps": [
-            {"id": "fetch", "description": "Fetch the file", "depends_on": [], "tool": "teleport"},
-            {"id": "publish", "description": "Publish it", "depends_on": ["ghosty"], "tool": "noop"},
+            {"id": "fetch", "description": "Fetch the file", "tool": "teleport"},
+            {"id": "publish", "description": "Publish it", "depends_on": ["ghosty"]},
         ],
     }
     _open(page, people, document)

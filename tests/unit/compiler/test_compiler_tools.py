@@ -9,8 +9,8 @@ from typing import Any
 
 from forge.compiler import CompileResult, GraphCompiler, PerformedSideEffect
 from forge.compiler.bindings import AGENT_TOOLS_HINT
-from forge.plan.formats import load_plan
 from forge.plan import canonical_json, from_data
+from forge.plan.formats import load_plan
 from forge.tools import (
     DEFAULT_POLICY,
     Policy,
