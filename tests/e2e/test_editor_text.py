@@ -110,8 +110,9 @@ def test_the_split_view_shows_graph_and_text_together_in_sync_both_ways(page, pe
     # Text -> graph.
     yaml = text_value(page) + "  - id: announce\n    depends_on: [publish]\n    tool: noop\n"
     type_text(page, yaml)
-    wait_compiled(page)
+    page.wait_for_timeout(700)  # the text is read 400 ms after the last keystroke
     settle(page)
+    wait_compiled(page)
     assert page.evaluate("window.forge.editor.cy.getElementById('publish>announce').length") == 1
 
     # Graph -> text, while the text stays in view.

@@ -3,7 +3,7 @@
 // [data-action] anywhere on the page, keyboard shortcuts) to edits. Each behaviour lives
 // in its own module; this file only wires them together.
 //
-// Test hook: window.forge.editor = {cy, ready, store, settled}; `ready` resolves once the
+// Test hook: window.forge.editor = {cy, ready, store, settled, replan, text}; `ready` resolves once the
 // plan is drawn, laid out, compiled and the tool catalogue is loaded; settled() once the
 // latest edit is drawn and laid out (layouts animate).
 import { Api } from "../common/api.js";
@@ -44,7 +44,8 @@ const graphView = new GraphView(cy, store);
 const compiler = new LiveCompiler(api, store);
 const problems = new ProblemsPanel($("problems"), {
   onActivate: (diagnostic, ids) => {
-    if (textView.visible) setView("graph");
+    // The text alone hides the graph: show it, unless the text does not parse (kept).
+    if (TEXT_ONLY.has(root.dataset.view) && !setView("graph")) return;
     focusElements(cy, ids.length ? ids : []);
   },
 });
@@ -85,15 +86,30 @@ const minimap = new Minimap(cy, $("minimap"));
 enableConnecting(cy, store);
 fillHelp($("help-list"));
 
+// Views: the graph, the text alone (yaml, json), or both side by side (split, in the
+// text's current format). Returns false, leaving the view as it was, when the text does
+// not parse and would be hidden or rewritten: the text view says why.
+const TEXT_ONLY = new Set(["yaml", "json"]);
+
 function setView(view) {
+  const before = root.dataset.view;
+  if (view === before) return true;
+  let shown;
+  if (view === "graph") shown = textView.hide();
+  else if (view === "split") shown = textView.show(textView.visible ? textView.format : "yaml");
+  else shown = textView.show(view);
+  if (!shown) {
+    toast("The text has an error: fix it or undo it first. It is kept as you typed it.", { kind: "error" });
+    return false;
+  }
   for (const tab of root.querySelectorAll("[data-view]")) {
     tab.setAttribute("aria-pressed", String(tab.dataset.view === view));
   }
-  if (view === "graph") {
-    textView.hide();
-    cy.resize();
-  } else textView.show(view);
   root.dataset.view = view;
+  cy.resize();
+  textView.refresh();
+  if (view === "split" || before === "split") minimap.schedule();
+  return true;
 }
 
 function selectedSteps() {
@@ -158,6 +174,7 @@ const ACTIONS = {
     if (!canvas.hidden) minimap.schedule();
   },
   "toggle-text": () => setView(textView.visible ? "graph" : "yaml"),
+  "view-split": () => setView("split"),
   "view-graph": () => setView("graph"),
   "view-yaml": () => setView("yaml"),
   "view-json": () => setView("json"),
@@ -229,4 +246,4 @@ const ready = (async () => {
   return window.forge.editor;
 })();
 const settled = () => graphView.rendering.then(() => undefined);
-window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan } });
+window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan, text: textView } });

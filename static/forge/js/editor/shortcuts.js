@@ -15,6 +15,7 @@ export const SHORTCUTS = [
   { keys: ["L"], action: "layout", label: "Lay the plan out again" },
   { keys: ["O"], action: "toggle-overview", label: "Show or hide the overview" },
   { keys: ["T"], action: "toggle-text", label: "Switch between the graph and the text (YAML)" },
+  { keys: ["S"], action: "view-split", label: "Show the graph and the text side by side" },
   { keys: ["E"], action: "next-problem", label: "Go to the next problem" },
   { keys: ["Escape"], action: "escape", label: "Clear the selection, close dialogs" },
   { keys: ["?"], action: "help", label: "Show these shortcuts" },
