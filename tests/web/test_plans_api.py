@@ -52,12 +52,18 @@ def summary(version, **fields):
     }
 
 
+def answered(diagnostics):
+    """Stored diagnostics as the API answers them: every one has a hint, "" when none."""
+    return [{"hint": "", **diagnostic} for diagnostic in diagnostics]
+
+
 def full(version, **fields):
     version = PlanVersion.objects.get(pk=version.pk)
     return {
         **summary(version),
         "document": version.document,
-        "diagnostics": version.diagnostics,
+        "layout": version.layout,
+        "diagnostics": answered(version.diagnostics),
         "approvals": [
             {
                 "id": approval.pk,
@@ -113,6 +119,7 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
             "source_format": "json",
             "created_at": json_time(version.created_at),
             "document": normalised,
+            "layout": {},
             "diagnostics": [],
             "approvals": [],
             "performed_side_effects": [],
@@ -140,9 +147,10 @@ def test_a_plan_with_compile_errors_is_saved_with_its_diagnostics(api_client, au
         "message": body["latest_version"]["diagnostics"][0]["message"],
         "nodes": ["a", "b"],
         "edges": [["a", "b"], ["b", "a"]],
+        "hint": "",
     }
     expected = compilation.compile_document(from_data(document)).to_data()["diagnostics"]
-    assert body["latest_version"]["diagnostics"] == expected
+    assert body["latest_version"]["diagnostics"] == answered(expected)
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "mermaid", "json"])
@@ -426,6 +434,7 @@ def test_saving_a_new_version_answers_201_with_it(api_client, author, make_plan,
         "replan_reason": "too long",
         "author": "author",
         "document": to_data(from_data(document)),
+        "layout": {},
         "diagnostics": [],
         "approvals": [],
         "performed_side_effects": [],
@@ -804,3 +813,47 @@ def test_lists_take_the_same_few_queries_however_many_rows(api_client, viewer, a
 
     many = (queries("/api/v1/plans"), queries(f"/api/v1/plans/{first.plan_id}/versions"))
     assert many == few
+
+
+def test_steps_placed_by_hand_are_saved_beside_the_document_outside_its_hash(
+    api_client, author, make_plan
+):
+    # Issue 12, problem 8: positions are kept with the version, and moving a step changes
+    # no content hash (so no approval and nothing that runs).
+    first = make_plan(author)
+    step_ids = [step["id"] for step in first.document["steps"]]
+    positions = {step_id: [10.04 * n, -20.0] for n, step_id in enumerate(step_ids)}
+    positions["gone"] = [1, 2]  # a step deleted since it was placed
+
+    response = post(
+        api_client(author),
+        f"/api/v1/plans/{first.plan_id}/versions",
+        {"document": first.document, "layout": {"positions": positions}},
+    )
+
+    assert response.status_code == 201
+    second = PlanVersion.objects.get(plan=first.plan, number=2)
+    expected = {step_id: [round(10.04 * n, 1), -20.0] for n, step_id in enumerate(step_ids)}
+    assert second.layout == {"positions": expected}
+    assert response.json()["layout"] == {"positions": expected}
+    assert second.content_hash == first.content_hash
+    assert second.document == first.document
+    assert first.layout == {}
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [{"a": [1]}, {"a": [1, 2, 3]}, {"a": ["x", 2]}, {"a": [1e12, 0]}, {"a": None}],
+)
+def test_a_position_that_is_not_two_finite_numbers_is_a_422(
+    api_client, author, make_plan, positions
+):
+    first = make_plan(author)
+    response = post(
+        api_client(author),
+        f"/api/v1/plans/{first.plan_id}/versions",
+        {"document": first.document, "layout": {"positions": positions}},
+    )
+
+    assert response.status_code == 422
+    assert PlanVersion.objects.filter(plan=first.plan).count() == 1
