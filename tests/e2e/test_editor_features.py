@@ -108,7 +108,7 @@ def test_keyboard_shortcuts_undo_redo_and_the_help_overlay(page, people):
     page.keyboard.press("?")
     help_dialog = page.locator("#help-dialog")
     expect(help_dialog).to_be_visible()
-    expect(help_dialog.locator(".shortcut")).to_have_count(16)
+    expect(help_dialog.locator(".shortcut")).to_have_count(17)
     expect(help_dialog).to_contain_text("Add a step")
     shoot(page, "help")
     page.keyboard.press("Escape")

@@ -11,7 +11,7 @@ import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
 import { createGraph } from "../graph/cy.js";
 import { fitAll, focusElements, zoomBy } from "../graph/focus.js";
-import { runLayout } from "../graph/layout.js";
+import { placedPositions } from "../graph/layout.js";
 import { Minimap } from "../graph/minimap.js";
 import { ProblemsPanel } from "../graph/problems.js";
 import { addStep, newStepId, removeEdges, removeSteps, setDeliverable, steps } from "../model/document.js";
@@ -83,7 +83,23 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   },
 });
 const minimap = new Minimap(cy, $("minimap"));
-enableConnecting(cy, store);
+const connecting = enableConnecting(cy, store);
+
+// Dragging a step draws a dependency (edgehandles' draw mode); in move mode it moves the
+// step instead, and the places given by hand are kept with the version when it is saved.
+let moving = false;
+function setMoving(on) {
+  moving = on;
+  if (on) connecting.disableDrawMode();
+  else connecting.enableDrawMode();
+  const button = $("move-button");
+  button.setAttribute("aria-pressed", String(on));
+  root.dataset.moving = String(on);
+  root.querySelector(".canvas-hint").textContent = on
+    ? "Drag steps to place them; Auto-layout puts them back. Press M again to draw dependencies."
+    : "Drag from one step onto another: the second then depends on the first.";
+}
+cy.on("dragfree", "node", () => store.setLayout(placedPositions(cy)));
 fillHelp($("help-list"));
 
 // Views: the graph, the text alone (yaml, json), or both side by side (split, in the
@@ -167,7 +183,8 @@ const ACTIONS = {
   fit: () => fitAll(cy),
   "zoom-in": () => zoomBy(cy, 1.25),
   "zoom-out": () => zoomBy(cy, 0.8),
-  layout: () => runLayout(cy, { animate: true, fit: true }),
+  layout: () => graphView.autoLayout(),
+  "toggle-move": () => setMoving(!moving),
   "toggle-overview": () => {
     const canvas = $("minimap");
     canvas.hidden = !canvas.hidden;
