@@ -99,7 +99,9 @@ function setMoving(on) {
     ? "Drag steps to place them; Auto-layout puts them back. Press M again to draw dependencies."
     : "Drag from one step onto another: the second then depends on the first.";
 }
-cy.on("dragfree", "node", () => store.setLayout(placedPositions(cy)));
+cy.on("dragfree", "node[base]", () => {
+  if (moving) store.setLayout(placedPositions(cy));
+});
 fillHelp($("help-list"));
 
 // Views: the graph, the text alone (yaml, json), or both side by side (split, in the
