@@ -6,7 +6,12 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import AfterValidator, model_validator
+from pydantic import (
+    AfterValidator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from plans.documents import storable_text
 from plans.layout import LIMIT as LAYOUT_LIMIT
@@ -165,7 +170,14 @@ class DiagnosticOut(Schema):
     message: str
     nodes: list[str]
     edges: list[list[str]] = Field(description="[dependency, dependent] pairs")
-    hint: str = Field("", description="how to fix it, for codes that say (else empty)")
+    hint: str = Field("", description="how to fix it; only for codes that say (else absent)")
+
+    @model_serializer(mode="wrap")
+    def _hint_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("hint"):
+            data.pop("hint", None)
+        return data
 
 
 class SideEffectOut(Schema):

@@ -52,18 +52,13 @@ def summary(version, **fields):
     }
 
 
-def answered(diagnostics):
-    """Stored diagnostics as the API answers them: every one has a hint, "" when none."""
-    return [{"hint": "", **diagnostic} for diagnostic in diagnostics]
-
-
 def full(version, **fields):
     version = PlanVersion.objects.get(pk=version.pk)
     return {
         **summary(version),
         "document": version.document,
         "layout": version.layout,
-        "diagnostics": answered(version.diagnostics),
+        "diagnostics": version.diagnostics,
         "approvals": [
             {
                 "id": approval.pk,
@@ -147,10 +142,9 @@ def test_a_plan_with_compile_errors_is_saved_with_its_diagnostics(api_client, au
         "message": body["latest_version"]["diagnostics"][0]["message"],
         "nodes": ["a", "b"],
         "edges": [["a", "b"], ["b", "a"]],
-        "hint": "",
     }
     expected = compilation.compile_document(from_data(document)).to_data()["diagnostics"]
-    assert body["latest_version"]["diagnostics"] == answered(expected)
+    assert body["latest_version"]["diagnostics"] == expected
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "mermaid", "json"])
@@ -857,3 +851,19 @@ def test_a_position_that_is_not_two_finite_numbers_is_a_422(
 
     assert response.status_code == 422
     assert PlanVersion.objects.filter(plan=first.plan).count() == 1
+
+
+def test_a_diagnostic_with_a_fix_says_how_and_others_carry_no_hint(api_client, author):
+    document = {
+        "goal": "Sketched in the editor",
+        "steps": [
+            {"id": "a", "description": "Read the notes file"},
+            {"id": "b", "description": "Call it", "depends_on": ["a"], "tool": "nope"},
+        ],
+    }
+    response = post(api_client(author), "/api/v1/compile", {"document": document})
+
+    by_code = {d["code"]: d for d in response.json()["diagnostics"]}
+    assert by_code["agent_without_tools"]["nodes"] == ["a"]
+    assert "tools_allowed" in by_code["agent_without_tools"]["hint"]
+    assert "hint" not in by_code["unknown_tool"]
