@@ -205,6 +205,12 @@ def test_the_legend_tells_a_step_with_an_error_from_a_missing_step(page, people)
     _open(page, people, document)
     wait_compiled(page)
     settle(page)
+    expect(page.locator("#problems li[data-code=missing_dependency]")).to_have_count(1)
+    painted = "() => window.forge.editor.cy.getElementById('fetch').hasClass('error')"
+    for _ in range(50):  # the paint follows the compile within a frame
+        if page.evaluate(painted):
+            break
+        page.wait_for_timeout(100)
     look = page.evaluate(
         """() => { const cy = window.forge.editor.cy;
         const s = (id) => { const n = cy.getElementById(id); return {
