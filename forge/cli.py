@@ -311,6 +311,8 @@ def _result_data(result: CompileResult) -> dict[str, object]:
 def _print_diagnostics(name: str, result: CompileResult) -> None:
     for diagnostic in result.diagnostics:
         print(f"{name}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}")
+        if diagnostic.hint:
+            print(f"{name}:   fix: {diagnostic.hint}")
     counts = dict.fromkeys(_SEVERITIES, 0)
     for diagnostic in result.diagnostics:
         counts[diagnostic.severity] += 1

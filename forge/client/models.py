@@ -33,13 +33,15 @@ FINAL_RUN_STATUSES = frozenset({"succeeded", "failed", "budget_exhausted", "canc
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem the compiler found: a stable ``code``, ``severity`` (error, warning or
-    info), a message, and the step ids and ``[dependency, dependent]`` edges concerned."""
+    info), a message, the step ids and ``[dependency, dependent]`` edges concerned, and
+    for some codes a ``hint`` saying how to fix it."""
 
     code: str
     severity: str
     message: str
     nodes: tuple[str, ...] = ()
     edges: tuple[tuple[str, str], ...] = ()
+    hint: str = ""
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Diagnostic:
@@ -49,16 +51,20 @@ class Diagnostic:
             message=str(data["message"]),
             nodes=tuple(str(node) for node in data.get("nodes", ())),
             edges=tuple((str(a), str(b)) for a, b in data.get("edges", ())),
+            hint=str(data.get("hint") or ""),
         )
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
             "nodes": list(self.nodes),
             "edges": [list(edge) for edge in self.edges],
         }
+        if self.hint:
+            data["hint"] = self.hint
+        return data
 
 
 def _diagnostics(data: Any) -> tuple[Diagnostic, ...]:
