@@ -23,7 +23,7 @@ from forge.plan import PlanDocument
 from plans import catalogue, compilation, planning, services
 from plans.documents import read_document
 from plans.errors import UnknownVersion
-from plans.models import Approval, PlannerProposal, Plan, PlanVersion
+from plans.models import Approval, Plan, PlannerProposal, PlanVersion
 from plans.schemas import (
     MAX_NUMBER,
     ApprovalOut,
