@@ -180,12 +180,16 @@ def _runs_needing_replan(plan_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
     runs: dict[int, list[dict[str, Any]]] = {}
     if not plan_ids:
         return runs
-    for run_id, plan_id, number, failed in (
+    for run_id, plan_id, number, failed, document in (
         Run.objects.filter(plan_id__in=plan_ids, status="needs_replan")
         .order_by("pk")
-        .values_list("pk", "plan_id", "version__number", "failed_step")
+        .values_list("pk", "plan_id", "version__number", "failed_step", "version__document")
     ):
-        runs.setdefault(plan_id, []).append({"id": run_id, "version": number, "failed": failed})
+        runs.setdefault(plan_id, []).append({
+            "id": run_id, "version": number, "failed": failed,
+            # replan: auto: the run resumes by itself once a person approves its replan
+            "auto": isinstance(document, dict) and document.get("replan") == "auto",
+        })  # fmt: skip
     return runs
 
 
