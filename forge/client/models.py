@@ -1,4 +1,5 @@
-"""What the API answers, as frozen values: versions, compile results, runs and events.
+"""What the API answers, as frozen values: versions, compile results, runs, events and
+evaluation reports.
 
 Each value is read from the API's JSON by ``from_data`` and keeps the fields a client acts
 on; the few that hold free-form JSON (a plan document, a step's output, an event's facts)
@@ -18,6 +19,7 @@ __all__ = [
     "Approval",
     "Compiled",
     "Diagnostic",
+    "Evaluation",
     "Event",
     "Run",
     "Step",
@@ -247,4 +249,30 @@ class Event:
             actor=str(data.get("actor", "")),
             created_at=str(data.get("created_at", "")),
             data=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An evaluation report the site stored (``forge eval --report-to``): its id, what
+    was evaluated, by whom, and the page that shows it."""
+
+    id: int
+    suite: str
+    planner: str
+    model: str
+    uploaded_by: str
+    success_rate: float
+    url: str
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Evaluation:
+        return cls(
+            id=int(data["id"]),
+            suite=str(data["suite"]),
+            planner=str(data["planner"]),
+            model=str(data.get("model", "")),
+            uploaded_by=str(data["uploaded_by"]),
+            success_rate=float(data["success_rate"]),
+            url=str(data.get("url", "")),
         )
