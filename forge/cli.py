@@ -21,8 +21,10 @@ on stderr and its tools compile as ``tool_unavailable``.
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
 else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
-``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
-the same endpoint.
+``--model scripted:FILE`` replays prepared replies. ``--planner openai:MODEL`` (or
+``llm:MODEL``) replans with the same endpoint, ``--planner scripted:FILE[,FILE...]`` with
+prepared versions: the same specs as the web's ``FORGE_PLANNER``
+(``forge.planners.config``).
 
 ``forge eval SUITE --planner SPEC`` scores a planner (``scripted:ANSWERS``, ``llm:MODEL``
 or ``openai:MODEL`` with ``--base-url``) over a suite of goals whose tools answer as the
@@ -63,7 +65,8 @@ from forge.plan import (
     dump_plan,
     load_plan,
 )
-from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
+from forge.planners import PlannerPort
+from forge.planners.config import PLANNER_SPECS, planner_from_spec
 from forge.progress import ProgressPrinter
 from forge.runners import SANDBOX_MODES, SandboxMode
 from forge.runners.mcp_config import load_mcp_servers
@@ -115,12 +118,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
     run.add_argument(
         "--planner",
-        help="who replans: scripted:FILE[,FILE...] (the versions replans return) or llm:MODEL",
+        help=f"who replans: {PLANNER_SPECS} (a script's files are the versions replans return)",
     )
     run.add_argument(
         "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
     )
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and llm: planners")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and --planner")
     run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
     run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
@@ -461,15 +464,11 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 
 
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
-    kind, _, files = spec.partition(":")
-    if kind == "llm" and files:
-        return LLMPlanner(_model(f"openai:{files}", args), tools=tools)
-    if kind != "scripted" or not files:
-        raise InputError(f"--planner takes scripted:FILE[,FILE...] or llm:MODEL, not {spec!r}")
-    documents = []
-    for name in files.split(","):
-        documents.append(read_document(argparse.Namespace(**{**vars(args), "file": name})))
-    return ScriptedPlanner(documents, name=f"scripted:{files}")
+    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+    try:
+        return planner_from_spec(spec, _endpoint(args), tools=tools, limits=limits)
+    except ForgeError as exc:
+        raise InputError(f"--planner {spec}: {exc} [{exc.code}]") from None
 
 
 def _print_approval(notice: ApprovalNotice) -> None:

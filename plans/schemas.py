@@ -347,3 +347,51 @@ class ToolServerOut(Schema):
     error: str = Field(description="why it is not available (credentials masked); empty if it is")
     tools: list[str] = Field(description="the ids of its tools, as last discovered")
     checked_at: datetime = Field(description="when this process last asked it")
+
+
+class GenerateIn(Schema):
+    """A person's request for a plan: the planner proposes version 1."""
+
+    goal: Text = Field(min_length=1, max_length=2000, description="what the plan should achieve")
+    context: Text = Field("", max_length=8000, description="what the planner should know")
+    constraints: Text = Field("", max_length=8000, description="what the plan must keep to")
+    name: Text = Field("", max_length=200, description="the plan's name; default: the goal")
+
+
+class AttemptOut(Schema):
+    number: int
+    told: str = Field(description="what the planner was asked (summarised)")
+    answered: str = Field(description="what it answered (summarised)")
+    code: str = Field(description="'' when it compiled; does_not_compile; or why it was no plan")
+    problems: list[str] = Field(description="why this answer was refused")
+    diagnostics: list[dict[str, Any]]
+    tokens: int
+    cost: float
+    model: str
+
+
+class ProposalOut(Schema):
+    id: int
+    kind: Literal["generate", "replan"]
+    requested_by: str = Field(description="the person the planner worked for (the author)")
+    planner: str
+    model: str
+    status: Literal["proposed", "does_not_compile", "failed"]
+    error_code: str
+    error: str
+    rationale: str
+    tokens: int
+    cost: float
+    plan: int | None
+    version: int | None = Field(description="the version's number, when one was saved")
+    run: int | None
+    attempts: list[AttemptOut]
+    created_at: datetime
+
+
+class GeneratedOut(Schema):
+    plan: int
+    version: int
+    status: str = Field(description="the version's status: awaiting_approval or has_errors")
+    editor: str = Field(description="the editor's URL on the new version")
+    proposal: ProposalOut

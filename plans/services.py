@@ -39,7 +39,7 @@ from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
 from forge.redaction import redact_text
 from forge.runtime.gate import POLICY_APPROVER, GateRefused
-from plans import compilation
+from plans import compilation, signals
 from plans import gate as plan_gate
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
 from plans.layout import layout_for
@@ -352,6 +352,13 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             "previous_status": previous, "status": locked.status,
         })  # fmt: skip
     version.status = locked.status
+    if decision == Decision.APPROVED:
+        version_id, approver = locked.pk, user.get_username()
+        transaction.on_commit(
+            lambda: signals.version_approved.send(
+                sender=PlanVersion, version_id=version_id, approver=approver
+            )
+        )
     return approval
 
 

@@ -23,7 +23,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
-from plans.models import Approval, Plan, PlanVersion, VersionStatus
+from plans import planning
+from plans.models import Approval, Plan, PlannerProposal, PlanVersion, VersionStatus
 
 PAGE_SIZE = 25
 MAX_RUN_ID = 2**63 - 1
@@ -88,6 +89,18 @@ def new_plan(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+def generate(request: HttpRequest) -> HttpResponse:
+    """New plan from a goal: the deployment's planner proposes version 1 (the page's
+    script posts ``/plans/generate``); without ``FORGE_PLANNER`` the page says how to set
+    one up."""
+    ensure_permission(request.user, "plan.create")
+    page_data = {"api": _api_root(), "configured": planning.configured()}
+    context = {"page_data": page_data, "configured": page_data["configured"],
+               "planner": settings.FORGE_PLANNER.strip()}  # fmt: skip
+    return render(request, "plans/generate.html", context)
+
+
+@require_GET
 def plan_detail(request: HttpRequest, plan_id: int) -> HttpResponse:
     """A plan's address: its editor for those who may edit, else its latest version."""
     ensure_permission(request.user, "plan.view")
@@ -126,6 +139,7 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     context = {
         "plan": plan,
         "version": version,
+        "proposal": version_proposal(version),
         "editor": editor,
         "replan": replan,
         "status_labels": STATUS_LABELS,
@@ -197,6 +211,7 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
     context = {
         "plan": plan,
         "version": version,
+        "proposal": version_proposal(version),
         "graph": graph,
         "approvals": list(version.approvals.all()),
         "counts": _counts(version.diagnostics),
@@ -239,6 +254,27 @@ def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
 
 
 # --- Helpers ----------------------------------------------------------------------------
+
+
+def version_proposal(version: PlanVersion) -> dict[str, Any] | None:
+    """The planner's proposal that made ``version`` (its transcript), if a planner did."""
+    row = (
+        PlannerProposal.objects.filter(version=version)
+        .select_related("requested_by", "version")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return None if row is None else proposal_view(row)
+
+
+def proposal_view(row: PlannerProposal) -> dict[str, Any]:
+    return {
+        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
+        "planner": row.planner, "model": row.model, "status": row.status,
+        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
+        "tokens": row.tokens, "cost": row.cost, "attempts": row.attempts,
+        "version": row.version.number if row.version is not None else None,
+    }  # fmt: skip
 
 
 def _versions(plan: Plan) -> QuerySet[PlanVersion]:

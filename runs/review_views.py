@@ -82,7 +82,10 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": {"id": run.pk, "status": run.status, "plan": run.plan_id},
         "documents": {str(number): version["document"] for number, version in versions.items()},
         # "kept" repeats "outputs" for the template; the script reads "outputs".
-        "replans": [{k: v for k, v in replan.items() if k != "kept"} for replan in replan_list],
+        "replans": [
+            {k: v for k, v in replan.items() if k not in ("kept", "proposals")}
+            for replan in replan_list
+        ],
         "statuses": story["statuses"],
         "selected": selected,
         "urls": {"run": reverse("runs:detail", kwargs={"run_id": run.pk})},
