@@ -29,9 +29,18 @@ PAGE_SIZE = 25
 MAX_RUN_ID = 2**63 - 1
 # The examples a new user can start from, in the order the new-plan page lists them.
 EXAMPLES = (
-    ("seed-003-supplier-risk.json", "Seed 003: supplier risk report (JSON)"),
-    ("supplier-risk.yaml", "Supplier risk report, every field (YAML)"),
-    ("release-notes.yaml", "Release notes (YAML)"),
+    ("release-notes.yaml", "Release notes: files, a shell command, data between steps (YAML)"),
+    ("replan/plan.yaml", "A contract that fails, to see a replan (YAML)"),
+    ("agent/plan.yaml", "An agent step that chooses its own tool calls (YAML)"),
+    (
+        "agent-step-in-chinese.json",
+        "An agent step written in Chinese, with a free-text done_when (JSON)",
+    ),
+    (
+        "supplier-risk.yaml",
+        "Every field of a step, commented (YAML; one step, its deliverable left out: "
+        "an error on purpose)",
+    ),
 )
 STATUS_LABELS = {
     VersionStatus.DRAFT: "Draft",
