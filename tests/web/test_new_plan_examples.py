@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def _examples(client):
     page = client.get("/plans/new/").content.decode()
     match = re.search(
-        r'<script id="new-plan-data" type="application/json">(.*?)</script>', page, re.S
+        r'<script id="new-plan-data" type="application/json">(.*?)</script>', page, re.DOTALL
     )
     assert match, "no page data"
     return json.loads(match.group(1))["examples"]
