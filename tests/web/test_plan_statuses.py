@@ -91,12 +91,16 @@ def test_the_blank_editor_needs_the_plan_create_permission(viewer, client):
     assert client.get("/plans/draw/").status_code == 403
 
 
-def test_the_editor_labels_the_saved_version_apart_from_this_draft(approved_version, author, client):
+def test_the_editor_labels_the_saved_version_apart_from_this_draft(
+    approved_version, author, client
+):
     client.force_login(author)
 
     page = client.get(f"/plans/{approved_version.plan_id}/edit/").content.decode()
 
-    saved = re.search(r'<span class="saved-as" id="saved-as"[^>]*>(.*?)</span>\s*<span', page, re.DOTALL)
+    saved = re.search(
+        r'<span class="saved-as" id="saved-as"[^>]*>(.*?)</span>\s*<span', page, re.DOTALL
+    )
     assert saved
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", saved.group(1))).strip()
     assert text == "Saved v1 : Approved"
