@@ -71,7 +71,7 @@ def test_compile_json_gives_the_diagnostics_as_data(tmp_path):
 
 
 def test_compile_of_the_seed_example_reports_warnings_only_when_its_tools_exist():
-    result = forge("compile", "examples/seed-003-supplier-risk.json", "--json")
+    result = forge("compile", "examples/agent-step-in-chinese.json", "--json")
 
     codes = {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
     assert "unverifiable_done_when" in codes
