@@ -47,6 +47,7 @@ import dataclasses
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -115,7 +116,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_arguments(run)
     run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
     _add_config_argument(run)
-    run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        help="run directory, kept (default: a new temporary directory, removed at the end)",
+    )
+    run.add_argument(
+        "--keep-workspace",
+        action="store_true",
+        help="keep the temporary workspace when the run ends (to read what the steps wrote)",
+    )
     run.add_argument(
         "--planner",
         help=f"who replans: {PLANNER_SPECS} (a script's files are the versions replans return)",
@@ -405,8 +415,21 @@ def _run(args: argparse.Namespace) -> int:
     if args.sandbox == "rlimits":
         print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
               "without bubblewrap", file=sys.stderr)  # fmt: skip
-    workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
-    workspace.mkdir(parents=True, exist_ok=True)
+    if args.workspace is not None:
+        args.workspace.mkdir(parents=True, exist_ok=True)
+        return _run_in(args, document, args.workspace, "")
+    workspace = Path(tempfile.mkdtemp(prefix="forge-run-"))
+    if args.keep_workspace:
+        return _run_in(args, document, workspace, "")
+    try:
+        return _run_in(
+            args, document, workspace, " (removed when the run ends; --keep-workspace keeps it)"
+        )
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, note: str) -> int:
     policy = PolicyEngine(_policy(args.policy))
     hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
@@ -429,7 +452,7 @@ def _run(args: argparse.Namespace) -> int:
             approvals=ApprovalSigner(secrets.token_bytes(32)),
         )
         progress = ProgressPrinter(sys.stdout, len(document.steps), live=sys.stdout.isatty())
-        print(f"workspace: {workspace}")
+        print(f"workspace: {workspace}{note}")
         local = LocalRun(
             compiler,
             executor,

@@ -12,6 +12,7 @@ urlpatterns = [
     path("", views.plan_list, name="list"),
     path("new/", views.new_plan, name="new"),
     path("generate/", views.generate, name="generate"),
+    path("draw/", views.draw, name="draw"),
     path("<int:plan_id>/", views.plan_detail, name="detail"),
     path("<int:plan_id>/edit/", views.edit, name="edit"),
     path("<int:plan_id>/versions/", views.history, name="versions"),

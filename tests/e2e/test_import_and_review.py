@@ -24,7 +24,7 @@ from .graph import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json"
+SEED = Path(__file__).resolve().parents[2] / "examples" / "agent-step-in-chinese.json"
 
 
 def test_seed_003_is_imported_broken_fixed_saved_and_approved_by_someone_else(page, people):

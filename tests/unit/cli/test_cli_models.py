@@ -17,7 +17,7 @@ import yaml
 from ..models.openai_fake import FakeOpenAI, running
 
 REPO = Path(__file__).resolve().parents[3]
-SEED = "examples/seed-003-supplier-risk.json"
+SEED = "examples/agent-step-in-chinese.json"
 
 
 def forge(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

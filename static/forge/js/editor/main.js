@@ -60,6 +60,8 @@ new StatusView(
     dirty: $("dirty-flag"),
     counts: $("problem-counts"),
     state: $("compile-state"),
+    draft: $("draft-compile"),
+    save: $("save-button"),
     approve: $("approve-button"),
     run: $("run-button"),
     undo: root.querySelector("[data-action=undo]"),
@@ -72,7 +74,10 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   api,
   store,
   planId: data.plan.id,
+  planName: data.plan.name,
   replan,
+  // A blank plan's first save created it: go on in its own editor.
+  onCreated: (plan) => window.location.assign(data.urls.created.replace("{id}", String(plan.id))),
   onSaved: (version) => {
     const throughRun = replan.enabled;
     store.markSaved(version);

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("plans", "0002_approval_binds_content"),
+        ("plans", "0003_version_layout"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
