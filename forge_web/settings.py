@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "plans",
     "evaluations",
     "runs",
+    "reviews",
     "forge_web.apps.ForgeWebConfig",  # last: wires the apps below it together
 ]
 

@@ -10,7 +10,6 @@ from django.views.generic import RedirectView
 from forge_web import views
 from forge_web.api import api
 from runs import metrics_views
-from runs.urls import review_urls
 
 
 def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
@@ -34,7 +33,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("plans/", include("plans.urls")),
     path("runs/", include("runs.urls")),
-    path("review/", include(review_urls)),
+    path("", include("reviews.urls")),  # /review/ and /runs/<id>/replans/
     path("audit/", include("audit.urls")),
     path("evaluations/", include("evaluations.urls")),
     path("metrics/", metrics_views.metrics_page, name="metrics"),

@@ -15,9 +15,9 @@ from audit.models import AuditEvent
 from forge.plan import from_data
 from plans import services as plan_services
 from plans.models import Approval, PlannerProposal, PlanVersion
+from reviews.queue import queue_for
 from runs import services
 from runs.models import Run, RunEvent
-from runs.review import queue_for
 from tests.unit.models.openai_fake import FakeOpenAI, running
 
 from .runs_helpers import FAILING_STEPS, FIXED_STEPS, drain
