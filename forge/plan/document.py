@@ -15,6 +15,7 @@ __all__ = [
     "Budget",
     "DoneWhen",
     "Estimate",
+    "Milestone",
     "PlanDocument",
     "RiskLevel",
     "Step",
@@ -48,6 +49,7 @@ class Estimate:
 
     tokens: int = 0
     cost: float = 0.0
+    seconds: float | None = None  # how long the step is expected to take; None: unknown
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,18 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Milestone:
+    """A named group of steps. With ``review``, the run pauses once every step of the
+    milestone has succeeded: no later milestone's step starts until a person other than
+    the version's author has looked at the facts so far and let the run continue."""
+
+    id: str
+    title: str = ""
+    steps: tuple[str, ...] = ()
+    review: bool = False
+
+
+@dataclass(frozen=True)
 class PlanDocument:
     goal: str
     steps: tuple[Step, ...]
@@ -87,6 +101,7 @@ class PlanDocument:
     requires_approval_before: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
     max_replans: int = 3
+    milestones: tuple[Milestone, ...] = ()
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
