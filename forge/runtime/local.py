@@ -10,13 +10,15 @@ deployment policy may continue a read-only replan that drops no constraint
 (``auto_approve_replans: read_only``); otherwise ``approver`` approves it, except plan
 drift, which keeps the run on its last approved version until ``accept_drift`` says a
 person accepts it. Steps waiting for approval are approved by ``approver`` with their
-preview. Every approval is reported to ``on_approval``, so whoever runs this sees what
-was approved in their name. A planner that fails (out of versions, model unreachable,
+preview, and a milestone that ends in a review is reviewed in ``approver``'s name with
+the facts of its steps. Every approval is reported to ``on_approval``, so whoever runs
+this sees what was approved in their name. A planner that fails (out of versions, model unreachable,
 invalid output) leaves the run in ``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,9 +56,9 @@ __all__ = [
 class ApprovalNotice:
     """An approval given in someone's name: what, by whom, and what it lets happen."""
 
-    kind: Literal["version", "step"]
+    kind: Literal["version", "step", "milestone"]
     approver: str
-    subject: str  # "version 2", "step publish"
+    subject: str  # "version 2", "step publish", "milestone gather"
     details: str  # several lines: hashes, drift, side effects, the step's preview
 
 
@@ -261,6 +263,14 @@ class LocalRun:
                 text = str(preview.get("text", ""))
                 self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", text))
             self._flush(scheduler)
+        for milestone in scheduler.state.awaiting_review:
+            scheduler.review_milestone(milestone, self.approver, "reviewed with forge run")
+            if self.on_approval is not None:
+                facts = _milestone_facts(scheduler, milestone)
+                self.on_approval(
+                    ApprovalNotice("milestone", self.approver, f"milestone {milestone}", facts)
+                )
+            self._flush(scheduler)
 
     # -- running and replanning ---------------------------------------------------------
 
@@ -320,3 +330,14 @@ def _latest_preview(events: Sequence[RunEvent], step_id: str) -> Mapping[str, An
             preview = event.facts.get("preview") if isinstance(event.facts, Mapping) else None
             return preview if isinstance(preview, Mapping) else None
     return None
+
+
+def _milestone_facts(scheduler: Scheduler, milestone_id: str) -> str:
+    """The facts of a reached milestone's steps, a line each, for the person in whose
+    name it is reviewed."""
+    steps = next(m.steps for m in scheduler.graph.document.milestones if m.id == milestone_id)
+    lines = []
+    for step_id in steps:
+        output = json.dumps(scheduler.state.steps[step_id].output, ensure_ascii=False, default=str)
+        lines.append(f"{step_id}: {output[:200]}")
+    return "\n".join(lines)
