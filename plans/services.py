@@ -274,6 +274,7 @@ def _add_version(
         planner=planner,
         diagnostics=diagnostics,
         has_errors=has_errors,
+        impact=result.impact.to_data() if result.impact is not None else None,
         performed_side_effects=side_effects,
         submitted=submit,
         status=_initial_status(has_errors, submit),

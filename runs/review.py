@@ -27,6 +27,7 @@ from forge.plan.references import scan
 from forge.runtime.calls import UnresolvedCall, resolve_args
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
+from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, PlanVersion, VersionStatus
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
@@ -216,6 +217,8 @@ def _version_item(
         "pauses": [_pause(item) for item in diagnostics if item.get("code") == "approval_required"],
         "warnings": [item for item in diagnostics if item.get("severity") == "warning"],
         "budget": budget_estimate(document),
+        "impact": impact_view(version_impact(version)),
+        "impact_changes": impact_changes(base, version) if base is not None else [],
         "baseline": base.number if base is not None else None,
         "diff": diff,
         "changes": _change_lines(diff) if diff is not None else [],
