@@ -28,11 +28,17 @@ DESCRIPTIONS: dict[str, str] = {
 # Permission names are "<object>.<verb>"; server code checks these, never role names,
 # so that moving a right from one role to another is a change to this table alone.
 PERMISSIONS: dict[str, frozenset[str]] = {
-    VIEWER: frozenset({"plan.view", "run.view", "tool.view", "metrics.view", "audit.view"}),
-    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile"}),
+    VIEWER: frozenset(
+        {"plan.view", "run.view", "tool.view", "metrics.view", "audit.view", "evaluation.view"}
+    ),
+    # evaluation.upload: storing a planner's evaluation report (forge eval --report-to)
+    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile", "evaluation.upload"}),
     APPROVER: frozenset({"plan.approve", "step.approve"}),
     # audit.verify: a full walk reads every row (seconds for a million), so not everyone.
-    OPERATOR: frozenset({"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify"}),
+    OPERATOR: frozenset(
+        {"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify",
+         "evaluation.upload"}
+    ),  # fmt: skip
     ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
 }
 

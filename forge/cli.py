@@ -28,7 +28,14 @@ else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` 
 ``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
 the same endpoint.
 
-``forge mcp --url URL`` is the one command that talks to a Forge server: it serves the
+``forge eval SUITE --planner SPEC`` scores a planner (``scripted:ANSWERS``, ``llm:MODEL``
+or ``openai:MODEL`` with ``--base-url``) over a suite of goals whose tools answer as the
+suite scripts, under the same compiler, gate and executor (docs/evaluation.md): a table,
+or the report with ``--json``; ``--report-to URL`` also stores the report on a Forge site
+as the user of ``FORGE_API_TOKEN``. Exit 0 when no score failed, 1 when one did, 2 for a
+suite, answers file or planner that cannot be read, 5 when the upload failed.
+
+``forge mcp --url URL`` talks to a Forge server too: it serves the
 MCP tools an agent uses to submit plans and follow their runs over stdio, as the user of
 the API token in ``FORGE_API_TOKEN`` (``forge.mcp_server``, docs/agents.md); exit 2 when
 the URL or the token is missing.
@@ -38,12 +45,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from forge.agents import AgentRunner
@@ -70,6 +78,7 @@ from forge.toolbox import McpConfigError, McpServerConfig, Toolbox, build_toolbo
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
+EXIT_UPLOAD_FAILED = 5
 _SEVERITIES = ("error", "warning", "info")
 
 
@@ -158,6 +167,30 @@ def _parser() -> argparse.ArgumentParser:
         help="start an MCP server over stdio and offer its tools (repeatable)",
     )
     run.set_defaults(handler=_run)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="score a planner over a suite of goals with scripted tool outcomes",
+        description="Run a planner over each case of an evaluation suite (forge.eval/v1) "
+        "with the tools answering as the case scripts, and score plan validity, execution "
+        "fidelity, replan quality, end-to-end success and cost/latency (docs/evaluation.md).",
+    )
+    evaluate.add_argument("suite", help="evaluation suite (YAML or JSON)")
+    evaluate.add_argument(
+        "--planner", required=True, help="scripted:ANSWERS (a file), llm:MODEL or openai:MODEL"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--case", action="append", default=[], metavar="ID",
+                          help="run only this case (repeatable)")  # fmt: skip
+    evaluate.add_argument("--base-url", help="OpenAI-compatible endpoint of llm: planners")
+    evaluate.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
+    evaluate.add_argument("--price-per-1k-tokens", type=float, metavar="COST")
+    evaluate.add_argument(
+        "--report-to",
+        metavar="URL",
+        help="also store the report on this Forge site (token: FORGE_API_TOKEN)",
+    )
+    evaluate.set_defaults(handler=_eval)
 
     mcp = commands.add_parser(
         "mcp",
@@ -294,7 +327,7 @@ def _print_diagnostics(name: str, result: CompileResult) -> None:
     for diagnostic in result.diagnostics:
         print(f"{name}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}")
         if diagnostic.hint:
-            print(f"{name}:   hint: {diagnostic.hint}")
+            print(f"{name}:   fix: {diagnostic.hint}")
     counts = dict.fromkeys(_SEVERITIES, 0)
     for diagnostic in result.diagnostics:
         counts[diagnostic.severity] += 1
@@ -316,6 +349,67 @@ def _mcp(args: argparse.Namespace) -> int:
         raise InputError(str(exc)) from None
     stdio.serve(client)
     return EXIT_OK
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from forge import evaluation  # loaded by this command only
+
+    try:
+        suite = evaluation.read_suite(Path(args.suite))
+    except evaluation.SuiteError as exc:
+        raise InputError(f"{args.suite}: {exc} [{exc.code}]") from None
+    unknown = sorted(set(args.case) - {case.id for case in suite.cases})
+    if unknown:
+        raise InputError(f"{args.suite}: no case {', '.join(map(repr, unknown))}")
+    upload = _uploader(args.report_to) if args.report_to else None
+    try:  # the answers file is checked against the whole suite
+        planner = evaluation.planner_from_spec(args.planner, suite, _endpoint(args))
+    except evaluation.PlannerSpecError as exc:
+        raise InputError(f"{exc} [{exc.code}]") from None
+    if args.case:
+        suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id in args.case))
+    try:
+        report = evaluation.evaluate(suite, planner.name, planner.factory)
+    finally:
+        for model in planner.models:
+            close = getattr(model, "close", None)
+            if close is not None:
+                close()
+    if args.json:
+        print(json.dumps(report.to_data(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(report.render_text())
+    if upload is not None and not upload(report.to_data()):
+        return EXIT_UPLOAD_FAILED
+    return EXIT_OK if report.all_passed else EXIT_ERRORS
+
+
+def _uploader(url: str) -> Callable[[dict[str, object]], bool]:
+    """Stores a report on the site at ``url``; checked before anything runs."""
+    from forge.client import ForgeApiError, ForgeClient
+
+    token = os.environ.get("FORGE_API_TOKEN", "").strip()
+    if not token:
+        raise InputError(
+            "--report-to needs an API token in FORGE_API_TOKEN (an author's or an "
+            "operator's: manage.py forge_user NAME --role author --token)"
+        )
+    try:
+        client = ForgeClient(url, token)
+    except ValueError as exc:
+        raise InputError(f"--report-to: {exc}") from None
+
+    def upload(report: dict[str, object]) -> bool:
+        with client:
+            try:
+                stored = client.upload_evaluation(report)
+            except ForgeApiError as exc:
+                print(f"forge: the report was not stored: {exc} [{exc.code}]", file=sys.stderr)
+                return False
+        print(f"report stored: {stored.url or stored.id}", file=sys.stderr)
+        return True
+
+    return upload
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from accounts.api import router as accounts_router
 from accounts.auth import BearerTokenAuth, SessionAuth
 from audit.api import router as audit_router
+from evaluations.api import router as evaluations_router
 from forge.errors import ForgeError
 from forge.runtime import TransitionRefused
 from forge.runtime.gate import GateRefused
@@ -66,6 +67,7 @@ api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
 api.add_router("", plans_router)  # /plans..., /compile, /tools
 api.add_router("", runs_router)  # /runs...
 api.add_router("", metrics_router)  # /metrics
+api.add_router("", evaluations_router)  # /evaluations
 
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.

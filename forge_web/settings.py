@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "accounts",
     "audit",
     "plans",
+    "evaluations",
     "runs",
     "forge_web.apps.ForgeWebConfig",  # last: wires the apps below it together
 ]

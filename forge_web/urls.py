@@ -26,6 +26,7 @@ urlpatterns = [
     path("runs/", include("runs.urls")),
     path("review/", include(review_urls)),
     path("audit/", include("audit.urls")),
+    path("evaluations/", include("evaluations.urls")),
     path("metrics/", metrics_views.metrics_page, name="metrics"),
     path("api/v1/", _api_urls()),
     re_path(r"^api/", views.api_not_found),

@@ -55,7 +55,7 @@ EXPORT_TYPES = {
     "dot": ("text/vnd.graphviz; charset=utf-8", "dot"),
 }
 # Lists leave out what only a version's own page needs.
-_HEAVY = ("document", "diagnostics", "performed_side_effects")
+_HEAVY = ("document", "diagnostics", "performed_side_effects", "layout")
 
 
 # --- Plans ------------------------------------------------------------------------------
@@ -121,6 +121,7 @@ def create_version(request: HttpRequest, plan_id: PlanId, body: VersionIn) -> St
     version = services.create_version(
         plan, request.auth, document, parent=parent, source_format=fmt, note=body.note,
         replan_reason=body.replan_reason, submit=body.submit,
+        layout=body.layout.positions if body.layout else None,
     )  # fmt: skip
     return Status(201, _version(plan.pk, version.number))
 

@@ -70,6 +70,10 @@ class PlanVersion(models.Model):
     # Non-repeatable side effects already performed by runs of its ancestors:
     # [{"tool", "step", "args_hash"}, ...] (forge.compiler.PerformedSideEffect.to_data)
     performed_side_effects = models.JSONField(default=list)
+    # Where the author placed the steps on the graph: {"positions": {step_id: [x, y]}}, or
+    # {} for the automatic layout. Presentation only: not part of the document, so not of
+    # the content hash, the approvals or anything that runs (plans.layout).
+    layout = models.JSONField(default=dict, blank=True)
     submitted = models.BooleanField(default=True)  # False: a draft, not yet asking for review
     status = models.CharField(
         max_length=20, choices=VersionStatus.choices, default=VersionStatus.AWAITING_APPROVAL

@@ -276,6 +276,7 @@ def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any
     if with_document:
         data["document"] = version.document
         data["diagnostics"] = version.diagnostics
+        data["layout"] = version.layout
     return data
 
 

@@ -105,7 +105,8 @@ def test_an_mcp_plan_shows_its_server_tools_pauses_and_milestone_bands(ledger, p
     bands = page.evaluate(
         """async () => {
           await window.forge.graph.ready;
-          return window.forge.graph.cy.nodes('.milestone-band').map((n) => [n.id(), n.data('label')]);
+          const bands = window.forge.graph.cy.nodes('.milestone-band');
+          return bands.map((n) => [n.id(), n.data('label')]);
         }"""
     )
     assert bands == [

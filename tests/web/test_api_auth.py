@@ -88,6 +88,8 @@ def test_a_bearer_token_identifies_its_user(api_client, author):
         "effective_roles": ["author", "viewer"],
         "permissions": [
             "audit.view",
+            "evaluation.upload",
+            "evaluation.view",
             "metrics.view",
             "plan.compile",
             "plan.create",

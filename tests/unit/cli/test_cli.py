@@ -74,7 +74,7 @@ def test_compile_json_carries_the_impact_and_hints(tmp_path):
     assert hints["missing_done_when"].startswith("add done_when")
     assert hints["missing_rollback_hint"].startswith("add rollback_hint")
     text = forge("compile", str(plan)).stdout
-    assert "  hint: add rollback_hint: how a person undoes the change" in text
+    assert "  fix: add rollback_hint: how a person undoes the change" in text
 
 
 def test_a_long_plan_without_milestones_warns_past_the_environments_size(tmp_path):

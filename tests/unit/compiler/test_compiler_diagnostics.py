@@ -29,6 +29,7 @@ def test_every_code_of_the_spec_has_the_spec_severity_plus_the_deviations():
         "invalid_check": "error",
         "tool_unavailable": "error",
         "invalid_reference": "error",
+        "agent_without_tools": "error",
         "invalid_milestone": "error",
         "milestone_out_of_order": "error",
         "missing_done_when": "warning",

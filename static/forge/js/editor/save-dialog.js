@@ -51,6 +51,7 @@ export class SaveDialog {
               note: this.note.value,
               parent: this.store.version.number,
               submit: this.submit ? this.submit.checked : true,
+              layout: this.store.layoutForSave(),
             });
       this.dialog.close();
       this.onSaved(version);

@@ -17,7 +17,7 @@ export class StatusView {
     this.elements = elements;
     this.store = store;
     this.user = user;
-    for (const type of ["document", "diagnostics", "version", "compile-state"]) {
+    for (const type of ["document", "diagnostics", "version", "compile-state", "layout"]) {
       store.addEventListener(type, () => this.update());
     }
     this.update();
