@@ -180,10 +180,6 @@ class DiagnosticOut(Schema):
         return data
 
 
-class CompileDiagnosticOut(DiagnosticOut):
-    hint: str = Field("", description="how to fix it; present only when there is one")
-
-
 class SideEffectOut(Schema):
     tool: str
     step: str
@@ -338,7 +334,7 @@ class ImpactOut(Schema):
 
 class CompileOut(Schema):
     ok: bool
-    diagnostics: list[CompileDiagnosticOut]
+    diagnostics: list[DiagnosticOut]
     graph: GraphOut | None
     impact: ImpactOut | None
 
