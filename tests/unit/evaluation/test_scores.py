@@ -56,7 +56,14 @@ def plan(*steps, **fields):
     return from_data(data)
 
 
-ECHO = plan({"id": "say", "tool": "echo", "args": {"text": "hello"}})
+ECHO = plan(
+    {
+        "id": "say",
+        "tool": "echo",
+        "args": {"text": "hello"},
+        "done_when": {"required_keys": ["text"]},
+    }
+)
 BROKEN = plan({"id": "say", "tool": "shout", "args": {}})
 
 
