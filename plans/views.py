@@ -51,6 +51,7 @@ STATUS_LABELS = {
     VersionStatus.AWAITING_APPROVAL: "Awaiting approval",
     VersionStatus.APPROVED: "Approved",
     VersionStatus.REJECTED: "Rejected",
+    VersionStatus.CHANGES_REQUESTED: "Changes requested",
 }
 
 
