@@ -203,6 +203,7 @@ class ApprovalOut(Schema):
 
 
 class VersionSummaryOut(Schema):
+    id: int = Field(description="the version's id, as /versions/{id}/... names it")
     plan: int
     number: int
     status: Status

@@ -47,6 +47,7 @@ __all__ = [
     "send_review_event",
     "thread_view",
     "threads_for",
+    "threads_for_many",
 ]
 
 AUDIT_OBJECT = "plan"
@@ -160,23 +161,48 @@ def _set_resolved(thread: Thread, user: Any, *, resolved: bool) -> Thread:
 
 def threads_for(version: PlanVersion) -> list[ThreadView]:
     """The threads of ``version`` and its ancestors, oldest first, as seen from it."""
-    chain = _ancestors(version)
-    rows = (
-        Thread.objects.filter(version_id__in=[v.pk for v in chain])
+    return threads_for_many([version])[version.pk]
+
+
+def threads_for_many(versions: Iterable[PlanVersion]) -> dict[int, list[ThreadView]]:
+    """``threads_for`` of each version, by version id, in a fixed number of queries
+    whatever the number of versions (the review queue shows many)."""
+    versions = list(versions)
+    plan_ids = {version.plan_id for version in versions}
+    parents = dict(PlanVersion.objects.filter(plan_id__in=plan_ids).values_list("pk", "parent_id"))
+    rows = list(
+        Thread.objects.filter(version__plan_id__in=plan_ids)
         .select_related("opened_by", "resolved_by", "version")
+        .defer("version__document")
         .prefetch_related("comments__author")
         .order_by("created_at", "pk")
     )
-    changes: dict[int, tuple[set[str], set[str]]] = {}
-    views = []
+    by_origin: dict[int, list[Thread]] = {}
     for thread in rows:
-        origin = thread.version
-        if origin.pk != version.pk and origin.pk not in changes:
-            diff = diff_plans(stored_document(origin), stored_document(version))
-            changed = {change.step_id for change in diff.changed_steps}
-            changes[origin.pk] = (changed, set(diff.removed_steps))
-        views.append(thread_view(thread, version, changes.get(origin.pk)))
-    return views
+        by_origin.setdefault(thread.version_id, []).append(thread)
+    chains = {version.pk: _chain(version.pk, parents) for version in versions}
+    origins = {pk for chain in chains.values() for pk in chain if pk in by_origin}
+    documents = {
+        pk: stored_document(row)
+        for pk, row in PlanVersion.objects.in_bulk(
+            origins | {version.pk for version in versions}
+        ).items()
+    }
+    found: dict[int, list[ThreadView]] = {}
+    for version in versions:
+        views = []
+        for origin in chains[version.pk]:
+            if origin not in by_origin:
+                continue
+            changes = None
+            if origin != version.pk:
+                diff = diff_plans(documents[origin], documents[version.pk])
+                changed = {change.step_id for change in diff.changed_steps}
+                changes = (changed, set(diff.removed_steps))
+            views += [thread_view(thread, version, changes) for thread in by_origin[origin]]
+        views.sort(key=lambda view: (view.created_at, view.id))
+        found[version.pk] = views
+    return found
 
 
 def thread_view(
@@ -223,16 +249,13 @@ def open_counts(views: Iterable[ThreadView]) -> dict[str, int]:
 # --- Internals ---------------------------------------------------------------------------
 
 
-def _ancestors(version: PlanVersion) -> list[PlanVersion]:
-    """``version`` and its parent chain, newest first (documents loaded for the diff)."""
-    chain = [version]
-    seen = {version.pk}
-    parent_id = version.parent_id
-    while parent_id is not None and parent_id not in seen and len(chain) < MAX_ANCESTORS:
-        parent = PlanVersion.objects.only("pk", "parent_id", "number").get(pk=parent_id)
+def _chain(version_id: int, parents: dict[int, int | None]) -> list[int]:
+    """``version_id`` and its ancestors' ids (its ``parent`` chain), newest first."""
+    chain = [version_id]
+    parent = parents.get(version_id)
+    while parent is not None and parent not in chain and len(chain) < MAX_ANCESTORS:
         chain.append(parent)
-        seen.add(parent.pk)
-        parent_id = parent.parent_id
+        parent = parents.get(parent)
     return chain
 
 
