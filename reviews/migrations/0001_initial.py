@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("plans", "0005_changes_requested"),
+        ("plans", "0006_changes_requested"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

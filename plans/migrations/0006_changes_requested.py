@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("plans", "0004_planner_proposals"),
+        ("plans", "0005_version_impact"),
     ]
 
     operations = [
