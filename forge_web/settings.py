@@ -338,17 +338,22 @@ FORGE_PLANNER_ATTEMPTS = envint("FORGE_PLANNER_ATTEMPTS", 3, minimum=1)
 # --- Inbox and notifications (reviews.notifications) -------------------------------------
 # The site's address as people reach it: e-mails and webhooks link to exact pages with it.
 FORGE_BASE_URL = envstr("FORGE_BASE_URL", "http://localhost:8000")
-# E-mail: Django's backends; the console backend (messages printed by the web process or
-# worker) unless configured. EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend
-# with EMAIL_HOST etc. sends real mail.
-EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
-EMAIL_PORT = envint("EMAIL_PORT", 25, minimum=1)
-EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
-EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", False)
-EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10, minimum=1)
+# E-mail: Django's mailers; the console backend (messages printed by the process that
+# sends them: a worker) unless FORGE_EMAIL_BACKEND names another, e.g.
+# django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST and friends.
+_email_backend = envstr("FORGE_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+_email_options: dict[str, object] = {}
+if _email_backend.endswith("smtp.EmailBackend"):
+    _email_options = {
+        "host": envstr("EMAIL_HOST", "localhost"),
+        "port": envint("EMAIL_PORT", 25, minimum=1),
+        "username": envstr("EMAIL_HOST_USER", ""),
+        "password": envstr("EMAIL_HOST_PASSWORD", ""),
+        "use_tls": envbool("EMAIL_USE_TLS", False),
+        "use_ssl": envbool("EMAIL_USE_SSL", False),
+        "timeout": envint("EMAIL_TIMEOUT", 10, minimum=1),
+    }
+MAILERS = {"default": {"BACKEND": _email_backend, "OPTIONS": _email_options}}
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "forge@localhost")
 # Webhooks reach only these hosts ("host" for any port, "host:port" for one), checked when
 # an admin saves one and at every attempt: an allow list of their own, apart from
