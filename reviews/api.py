@@ -210,7 +210,7 @@ def delete_webhook(request: HttpRequest, webhook_id: int) -> Status:
     return Status(204, None)
 
 
-@router.get("/webhooks/deliveries", response=list[DeliveryOut])
+@router.get("/webhook-deliveries", response=list[DeliveryOut])
 @require_permission("notification.manage")
 def list_deliveries(request: HttpRequest, webhook: int | None = None, limit: int = 100) -> Any:
     """The delivery log, newest first: each attempt's time, HTTP status and error."""

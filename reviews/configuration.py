@@ -96,7 +96,7 @@ def update_webhook(user: Any, hook: Webhook, **changes: Any) -> Webhook:
             locked.secret = new_secret()
         locked.save()
         record(user.username, "webhook.updated", "webhook", locked.pk, {
-            "before": before, "after": _described(locked), "secret_rotated": rotate,
+            "before": before, "after": _described(locked), "rotated": rotate,
         })  # fmt: skip
     return locked
 
