@@ -57,6 +57,7 @@ class CountOut(Schema):
 class HomeItemOut(Schema):
     title: str
     status: str
+    label: str  # the status in words, as the pages say it
     url: str
     at: datetime | None = None
     author: str | None = None

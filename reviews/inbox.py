@@ -12,9 +12,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from plans.models import Plan
+from plans.views import STATUS_LABELS
 from reviews.models import Notification
 from reviews.queue import _steps_waiting, _versions_waiting
 from runs.models import Run
+from runs.views import RUN_STATUS_LABELS
 
 __all__ = ["HOME_LIMIT", "INBOX_LIMIT", "home_for", "item_data", "items_for", "mark_read",
            "unread_count"]  # fmt: skip
@@ -100,6 +102,7 @@ def _run_row(run: Run) -> dict[str, Any]:
     return {
         "title": f"Run #{run.pk}: {run.plan.name} v{run.version.number}",
         "status": run.status,
+        "label": RUN_STATUS_LABELS.get(run.status, run.status),
         "step": run.failed_step or None,
         "at": run.finished_at or run.created_at,
         "url": reverse("runs:detail", kwargs={"run_id": run.pk}),
@@ -115,6 +118,7 @@ def home_for(user: Any) -> list[Section]:
             _versions_waiting(user).select_related("plan", "author").order_by("created_at", "pk"),
             lambda v: {
                 "title": f"{v.plan.name} v{v.number}", "status": v.status,
+                "label": STATUS_LABELS.get(v.status, v.status),
                 "author": v.author.get_username(), "at": v.created_at,
                 "url": reverse("plans:version", kwargs={"plan_id": v.plan_id, "number": v.number}),
             },
@@ -128,7 +132,8 @@ def home_for(user: Any) -> list[Section]:
             .order_by("run__created_at", "position"),
             lambda s: {
                 "title": f"Step {s.step_id} of run #{s.run_id} ({s.run.plan.name})",
-                "status": s.status, "step": s.step_id, "at": s.started_at or s.run.created_at,
+                "status": s.status, "label": "waiting for approval", "step": s.step_id,
+                "at": s.started_at or s.run.created_at,
                 "url": reverse("review:queue"),
             },
             reverse("review:queue"),
@@ -153,6 +158,7 @@ def home_for(user: Any) -> list[Section]:
             .select_related("latest_version").order_by("-latest_version__created_at", "-pk"),
             lambda p: {
                 "title": f"{p.name} v{p.latest_version.number}", "status": "has_errors",
+                "label": STATUS_LABELS.get("has_errors", "has errors"),
                 "at": p.latest_version.created_at,
                 "url": reverse("plans:edit", kwargs={"plan_id": p.pk}),
             },
