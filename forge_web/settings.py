@@ -338,10 +338,15 @@ FORGE_PLANNER_ATTEMPTS = envint("FORGE_PLANNER_ATTEMPTS", 3, minimum=1)
 # --- Inbox and notifications (reviews.notifications) -------------------------------------
 # The site's address as people reach it: e-mails and webhooks link to exact pages with it.
 FORGE_BASE_URL = envstr("FORGE_BASE_URL", "http://localhost:8000")
-# E-mail: Django's mailers; the console backend (messages printed by the process that
-# sends them: a worker) unless FORGE_EMAIL_BACKEND names another, e.g.
-# django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST and friends.
-_email_backend = envstr("FORGE_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# E-mail: Django's mailers. In development the console backend (messages printed by the
+# process that sends them: a worker); in production SMTP (EMAIL_HOST and friends), since
+# `check --deploy` refuses a development-only backend. FORGE_EMAIL_BACKEND names another.
+_email_backend = envstr(
+    "FORGE_EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
 _email_options: dict[str, object] = {}
 if _email_backend.endswith("smtp.EmailBackend"):
     _email_options = {
