@@ -274,6 +274,8 @@ FORGE_POLICY = envstr("FORGE_POLICY", "")
 FORGE_HTTP_ALLOWED_HOSTS = envlist("FORGE_HTTP_ALLOWED_HOSTS", [])
 FORGE_MCP_SERVERS = envstr("FORGE_MCP_SERVERS", "")
 FORGE_MCP_REFRESH_SECONDS = envint("FORGE_MCP_REFRESH_SECONDS", 60, minimum=0)
+# A plan of more steps without milestones draws plan_without_milestones (0: never).
+FORGE_MILESTONE_WARN_STEPS = envint("FORGE_MILESTONE_WARN_STEPS", 50, minimum=0)
 
 FORGE_API_PAGE_SIZE = envint("FORGE_API_PAGE_SIZE", 50, minimum=1)
 NINJA_PAGINATION_CLASS = "forge_web.pagination.PageNumberPagination"  # page <= 10**9

@@ -2,7 +2,8 @@
 
 A version is never changed after it is saved: an edit, an import or a replan makes a new
 one whose ``parent`` is the version it came from. The compiler's diagnostics are stored
-with the version (as the core produced them), so lists and pages never recompile. A new
+with the version (as the core produced them), and so is its impact (what it will touch,
+ask, cost and take), so lists and pages never recompile. A new
 version never inherits an approval: approvals belong to one version.
 """
 
@@ -63,6 +64,9 @@ class PlanVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     diagnostics = models.JSONField(default=list)  # [Diagnostic.to_data(), ...]
     has_errors = models.BooleanField(default=False)
+    # forge.compiler.Impact.to_data() of the version as compiled when saved; None for a
+    # version with errors, and for versions saved before impacts were kept.
+    impact = models.JSONField(null=True, blank=True, default=None)
     # Non-repeatable side effects already performed by runs of its ancestors:
     # [{"tool", "step", "args_hash"}, ...] (forge.compiler.PerformedSideEffect.to_data)
     performed_side_effects = models.JSONField(default=list)

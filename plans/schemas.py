@@ -292,10 +292,51 @@ class GraphOut(Schema):
     )
 
 
+class McpUseOut(Schema):
+    server: str
+    tools: list[str]
+
+
+class StepPauseOut(Schema):
+    step: str
+    reasons: list[str]
+
+
+class DurationOut(Schema):
+    seconds: float = Field(description="the critical path of the steps' duration estimates")
+    path: list[str] = Field(description="the steps on that path, in order")
+    unknown: list[str] = Field(description="steps without a duration estimate (counted as 0)")
+    text: str
+
+
+class ImpactOut(Schema):
+    """What a version that compiles will touch, ask, cost and take
+    (``forge.compiler.impact``)."""
+
+    steps: int
+    scopes: list[str]
+    side_effects: dict[str, int] = Field(description="side-effect class: steps")
+    agent_steps: int
+    hosts: list[str]
+    hosts_unknown: list[str] = Field(description="steps whose host is decided at run time")
+    mcp: list[McpUseOut]
+    files_written: list[str]
+    files_unknown: list[str]
+    commands: list[str]
+    pauses: list[StepPauseOut] = Field(description="steps that will wait for approval")
+    reviews: list[str] = Field(description="milestones that end in a person's review")
+    plan_scopes: list[str]
+    tokens: int
+    cost: float
+    estimated_steps: int
+    duration: DurationOut
+
+
 class CompileOut(Schema):
     ok: bool
     diagnostics: list[DiagnosticOut]
     graph: GraphOut | None
+    impact: ImpactOut | None
 
 
 class FieldChangeOut(Schema):

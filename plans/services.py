@@ -282,6 +282,7 @@ def _add_version(
         planner=planner,
         diagnostics=diagnostics,
         has_errors=has_errors,
+        impact=result.impact.to_data() if result.impact is not None else None,
         performed_side_effects=side_effects,
         layout=layout or {},
         submitted=submit,

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
 from plans import planning
+from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, Plan, PlannerProposal, PlanVersion, VersionStatus
 
 PAGE_SIZE = 25
@@ -316,6 +317,9 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
         "exports": [("json", "JSON"), ("yaml", "YAML"), ("mermaid", "Mermaid"), ("dot", "DOT")],
         "api_export": f"{_api_root()}plans/{plan.pk}/versions/{version.number}/export",
         "run_url": _run_url(plan.pk, version.number),
+        "impact": impact_view(version_impact(version)),
+        "impact_changes": impact_changes(version.parent, version) if version.parent else [],
+        "milestones": version.document.get("milestones", []),
     }
     return render(request, "plans/version.html", context)
 
@@ -342,6 +346,8 @@ def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
         "new": new,
         "graph": graph,
         "numbers": list(versions.order_by("-number").values_list("number", flat=True)),
+        "impact": impact_view(version_impact(new)),
+        "impact_changes": impact_changes(old, new),
     }
     return render(request, "plans/diff.html", context)
 

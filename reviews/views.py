@@ -68,7 +68,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     page_data = {"api": reverse("api:api-root"), "graphs": graphs}
     context = {
         "queue": found,
-        "total": len(found.versions) + len(found.steps),
+        "total": len(found.versions) + len(found.steps) + len(found.milestones),
         "page_data": page_data,
         "run_labels": RUN_STATUS_LABELS,
     }

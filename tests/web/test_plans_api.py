@@ -716,6 +716,30 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
             "edges": [["read", "publish"]],
             "data_edges": [],
         },
+        "impact": {
+            "steps": 2,
+            "scopes": ["compute", "file_read"],
+            "side_effects": {"none": 1, "read": 1},
+            "agent_steps": 0,
+            "hosts": [],
+            "hosts_unknown": [],
+            "mcp": [],
+            "files_written": [],
+            "files_unknown": [],
+            "commands": [],
+            "pauses": [],
+            "reviews": [],
+            "plan_scopes": [],
+            "tokens": 0,
+            "cost": 0.0,
+            "estimated_steps": 0,
+            "duration": {
+                "seconds": 0.0,
+                "path": ["read"],
+                "unknown": ["read", "publish"],
+                "text": "unknown (2 steps have no duration estimate)",
+            },
+        },
     }
     assert Plan.objects.count() == 0
     assert AuditEvent.objects.count() == events
@@ -733,6 +757,7 @@ def test_compile_reports_every_error_and_no_graph(api_client, author):
             "goal": "g", "steps": [{"id": "a", "depends_on": ["zz"], "tool": "nope"}],
         })).to_data()["diagnostics"],
         "graph": None,
+        "impact": None,
     }  # fmt: skip
     codes = [d["code"] for d in response.json()["diagnostics"]]
     assert {"missing_dependency", "unknown_tool"} <= set(codes)
