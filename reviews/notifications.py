@@ -116,6 +116,11 @@ class Rule:
     url: Callable[[Subject, Event], str]
 
 
+def _waiting_what(event: Event) -> str:
+    # A milestone's wait says so in its reason (runs.signals: "milestone 'x' waits ...").
+    return "Milestone" if event.comment.startswith("milestone ") else "Step"
+
+
 def _on_step(event: Event) -> str:
     return f" on step {event.step_id}" if event.step_id else ""
 
@@ -149,7 +154,9 @@ RULES: dict[str, Rule] = {
     ),
     "step_waiting": Rule(
         _step_approvers,
-        lambda s, e: f"Step {e.step_id} of run #{s.run_id} ({s.plan_name}) waits for approval",
+        lambda s, e: (
+            f"{_waiting_what(e)} {e.step_id} of run #{s.run_id} ({s.plan_name}) waits for you"
+        ),
         _queue_page,
     ),
     "run_failed": Rule(
@@ -343,6 +350,7 @@ def _on_submitted(sender: object, *, version_id: int, author: str, **kwargs: Any
 # run events -> review_event kinds
 RUN_KINDS = {
     "step_awaiting_approval": "step_waiting",
+    "milestone_reached": "step_waiting",  # the milestone's id stands for the step
     "run_failed": "run_failed",
     "run_budget_exhausted": "run_failed",
     "run_needs_replan": "run_needs_replan",
@@ -358,7 +366,7 @@ def _on_run_attention(
             continue
         review_event.send(
             sender=sender, kind=kind, actor=str(item.get("actor") or ""), version_id=None,
-            run_id=run_id, step_id=str(item.get("step_id") or ""),
+            run_id=run_id, step_id=str(item.get("milestone") or item.get("step_id") or ""),
             comment=str(item.get("reason") or ""),
         )  # fmt: skip
 

@@ -226,6 +226,9 @@ def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
             "step_id": event.step_id or "",
             "actor": event.actor,
             "reason": event.blocked_reason,
+            "milestone": str((event.facts or {}).get("milestone", ""))
+            if event.event_type == EventType.MILESTONE_REACHED
+            else "",
         }
         for event in events
         if event.event_type in signals.ATTENTION

@@ -271,3 +271,26 @@ def test_a_run_that_needs_a_replan_reaches_whoever_started_it(
     assert api_client(people["author"]).get("/api/v1/me/inbox").json()["unread"] == 0
     drain()
     assert [m.to for m in mail.outbox] == [["op@example.com"]]
+
+
+def test_a_milestone_waiting_for_review_reaches_approvers(
+    people, make_user, api_client, django_capture_on_commit_callbacks
+):
+    from runs import services as run_services
+    from tests.web.runs_helpers import approved_version
+    from tests.web.test_milestone_reviews import MILESTONES, STEPS
+
+    operator = make_user("op", "operator")
+    version = approved_version(people["author"], people["approver"], STEPS, milestones=MILESTONES)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_services.start_run(version, operator)
+    with django_capture_on_commit_callbacks(execute=True):
+        drain()
+    run.refresh_from_db()
+    assert run.status == "awaiting_approval"
+    [item] = api_client(people["second"]).get("/api/v1/me/inbox").json()["items"]
+    assert item["kind"] == "step_waiting" and item["step"] == "facts"
+    assert item["title"] == f"Milestone facts of run #{run.pk} (release notes) waits for you" or (
+        item["title"].startswith("Milestone facts of run #")
+    )
+    assert api_client(people["author"]).get("/api/v1/me/inbox").json()["items"] == []
