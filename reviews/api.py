@@ -7,11 +7,11 @@ at runtime.
 """
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Path, Query, Router, Schema, Status
 
 from accounts.permissions import require_permission
 from reviews import configuration, inbox
@@ -21,6 +21,10 @@ from reviews.queue import waiting_count
 from reviews.signals import KINDS
 
 router = Router(tags=["inbox"])
+
+MAX_ID = 2**63 - 1
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+WebhookId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
 
 class InboxItemOut(Schema):
@@ -45,7 +49,9 @@ class InboxOut(Schema):
 
 
 class ReadIn(Schema):
-    ids: list[int] | None = Field(None, description="the items to mark; none: every item")
+    ids: list[Id] | None = Field(
+        None, max_length=1000, description="the items to mark; none: every item"
+    )
     unread: bool = Field(False, description="mark them unread again")
 
 
@@ -197,7 +203,7 @@ def create_webhook(request: HttpRequest, body: WebhookIn) -> Status:
 
 @router.patch("/webhooks/{webhook_id}", response=NewWebhookOut | WebhookOut)
 @require_permission("notification.manage")
-def update_webhook(request: HttpRequest, webhook_id: int, body: WebhookPatch) -> Any:
+def update_webhook(request: HttpRequest, webhook_id: WebhookId, body: WebhookPatch) -> Any:
     hook = get_object_or_404(Webhook, pk=webhook_id)
     changes = body.dict(exclude_none=True)
     hook = configuration.update_webhook(_user(request), hook, **changes)
@@ -206,14 +212,18 @@ def update_webhook(request: HttpRequest, webhook_id: int, body: WebhookPatch) ->
 
 @router.delete("/webhooks/{webhook_id}", response={204: None})
 @require_permission("notification.manage")
-def delete_webhook(request: HttpRequest, webhook_id: int) -> Status:
+def delete_webhook(request: HttpRequest, webhook_id: WebhookId) -> Status:
     configuration.delete_webhook(_user(request), get_object_or_404(Webhook, pk=webhook_id))
     return Status(204, None)
 
 
 @router.get("/webhook-deliveries", response=list[DeliveryOut])
 @require_permission("notification.manage")
-def list_deliveries(request: HttpRequest, webhook: int | None = None, limit: int = 100) -> Any:
+def list_deliveries(
+    request: HttpRequest,
+    webhook: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    limit: int = 100,
+) -> Any:
     """The delivery log, newest first: each attempt's time, HTTP status and error."""
     rows = WebhookDelivery.objects.all()
     if webhook is not None:
