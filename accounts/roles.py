@@ -54,7 +54,8 @@ PERMISSIONS: dict[str, frozenset[str]] = {
             "evaluation.upload",
         }
     ),  # fmt: skip
-    ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
+    # notification.manage: the webhooks and their delivery log (reviews.webhooks)
+    ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage", "notification.manage"}),
     # Not plan.view: whoever may read plans may read their arguments (audit.visibility).
     AUDITOR: frozenset({"audit.view", "audit.verify", "metrics.view"}),
 }

@@ -336,3 +336,38 @@ FORGE_PLANNER_TIMEOUT_SECONDS = envint("FORGE_PLANNER_TIMEOUT_SECONDS", 120, min
 # How many answers a planner may give before its plan compiles (each refused one goes back
 # to it with its diagnostics); then the person sees the last one and why.
 FORGE_PLANNER_ATTEMPTS = envint("FORGE_PLANNER_ATTEMPTS", 3, minimum=1)
+
+# --- Inbox and notifications (reviews.notifications) -------------------------------------
+# The site's address as people reach it: e-mails and webhooks link to exact pages with it.
+FORGE_BASE_URL = envstr("FORGE_BASE_URL", "http://localhost:8000")
+# E-mail: Django's mailers. In development the console backend (messages printed by the
+# process that sends them: a worker); in production SMTP (EMAIL_HOST and friends), since
+# `check --deploy` refuses a development-only backend. FORGE_EMAIL_BACKEND names another.
+_email_backend = envstr(
+    "FORGE_EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
+_email_options: dict[str, object] = {}
+if _email_backend.endswith("smtp.EmailBackend"):
+    _email_options = {
+        "host": envstr("EMAIL_HOST", "localhost"),
+        "port": envint("EMAIL_PORT", 25, minimum=1),
+        "username": envstr("EMAIL_HOST_USER", ""),
+        "password": envstr("EMAIL_HOST_PASSWORD", ""),
+        "use_tls": envbool("EMAIL_USE_TLS", False),
+        "use_ssl": envbool("EMAIL_USE_SSL", False),
+        "timeout": envint("EMAIL_TIMEOUT", 10, minimum=1),
+    }
+MAILERS = {"default": {"BACKEND": _email_backend, "OPTIONS": _email_options}}
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "forge@localhost")
+# Webhooks reach only these hosts ("host" for any port, "host:port" for one), checked when
+# an admin saves one and at every attempt: an allow list of their own, apart from
+# FORGE_HTTP_ALLOWED_HOSTS (what plans' steps may reach is not what the site may call).
+FORGE_WEBHOOK_ALLOWED_HOSTS = envlist("FORGE_WEBHOOK_ALLOWED_HOSTS", [])
+# Attempts per delivery, the first retry's delay (doubling after each failure).
+FORGE_WEBHOOK_ATTEMPTS = envint("FORGE_WEBHOOK_ATTEMPTS", 6, minimum=1)
+FORGE_WEBHOOK_BACKOFF_SECONDS = envint("FORGE_WEBHOOK_BACKOFF_SECONDS", 30, minimum=1)
+# How often an open page's inbox count is read again without a wake-up (other processes).
+FORGE_INBOX_POLL_SECONDS = float(envstr("FORGE_INBOX_POLL_SECONDS", "5"))

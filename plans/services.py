@@ -157,6 +157,7 @@ def submit_version(version: PlanVersion, user: Any) -> PlanVersion:
         locked.submitted, locked.status = True, VersionStatus.AWAITING_APPROVAL
         locked.save(update_fields=["submitted", "status"])
         _record(user, "plan_version.submitted", locked, {"status": locked.status})
+        _tell_submitted(locked)
     return locked
 
 
@@ -300,6 +301,8 @@ def _add_version(
     )
     locked.latest_version = version
     locked.save(update_fields=["latest_version"])
+    if version.status == VersionStatus.AWAITING_APPROVAL:
+        _tell_submitted(version)
     plan.latest_version = version
     counts = Counter(d["severity"] for d in diagnostics)
     _record(user, "plan_version.created", version, {
@@ -366,14 +369,30 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             "previous_status": previous, "status": locked.status,
         })  # fmt: skip
     version.status = locked.status
+    version_id, reviewer, said = locked.pk, user.get_username(), approval.comment
     if decision == Decision.APPROVED:
-        version_id, approver = locked.pk, user.get_username()
         transaction.on_commit(
             lambda: signals.version_approved.send(
-                sender=PlanVersion, version_id=version_id, approver=approver
+                sender=PlanVersion, version_id=version_id, approver=reviewer, comment=said
+            )
+        )
+    else:
+        transaction.on_commit(
+            lambda: signals.version_rejected.send(
+                sender=PlanVersion, version_id=version_id, reviewer=reviewer, comment=said
             )
         )
     return approval
+
+
+def _tell_submitted(version: PlanVersion) -> None:
+    """Inside the caller's transaction: once it commits, say the version waits for review."""
+    version_id, author = version.pk, version.author.get_username()
+    transaction.on_commit(
+        lambda: signals.version_submitted.send(
+            sender=PlanVersion, version_id=version_id, author=author
+        )
+    )
 
 
 def _has_errors(version: PlanVersion, verb: str) -> VersionHasErrors:

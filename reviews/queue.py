@@ -395,9 +395,7 @@ def _waiting_milestones(user: Any, limit: int) -> list[dict[str, Any]]:
                 "milestone": milestone,
                 "title": facts.get("title") or milestone,
                 "reached_at": event.created_at,
-                "facts": [
-                    {"step": step, "output": _pretty(outputs.get(step))} for step in steps
-                ],
+                "facts": [{"step": step, "output": _pretty(outputs.get(step))} for step in steps],
             }
         )
         if len(items) >= limit:

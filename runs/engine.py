@@ -31,7 +31,7 @@ from plans.errors import VersionHasErrors
 from plans.gate import gate
 from plans.models import PlanVersion
 from runs import events as event_rows
-from runs import publish
+from runs import publish, signals
 from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
 
@@ -117,6 +117,7 @@ def locked_run(run_id: int) -> Iterator[LockedRun]:
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
+                _tell_attention(run.pk, locked.scheduler.events)
     except BaseException:
         _SCHEDULERS.pop(run_id, None)
         raise
@@ -213,6 +214,29 @@ def _project_run(run: Run, scheduler: Scheduler) -> None:
     if state.status in FINAL_RUN_STATUSES and run.finished_at is None:
         run.finished_at = timezone.now()
     run.save(update_fields=_RUN_PROJECTION)
+
+
+def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
+    """Once the transaction commits, tell whoever listens (``runs.signals``) about the
+    events a person may need to hear about."""
+    notable = [
+        {
+            "seq": event.seq,
+            "event_type": event.event_type,
+            "step_id": event.step_id or "",
+            "actor": event.actor,
+            "reason": event.blocked_reason,
+            "milestone": str((event.facts or {}).get("milestone", ""))
+            if event.event_type == EventType.MILESTONE_REACHED
+            else "",
+        }
+        for event in events
+        if event.event_type in signals.ATTENTION
+    ]
+    if notable:
+        transaction.on_commit(
+            lambda: signals.run_attention.send(sender=Run, run_id=run_id, events=notable)
+        )
 
 
 def _enqueue(run: Run, step_ids: list[str]) -> None:
