@@ -376,7 +376,7 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
                 sender=PlanVersion, version_id=version_id, approver=reviewer, comment=said
             )
         )
-    else:
+    elif decision == Decision.REJECTED:  # changes requested: reviews tells of those
         transaction.on_commit(
             lambda: signals.version_rejected.send(
                 sender=PlanVersion, version_id=version_id, reviewer=reviewer, comment=said

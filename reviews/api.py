@@ -99,11 +99,9 @@ def submit(request: HttpRequest, version_id: Id) -> dict[str, Any]:
     """Put a draft up for review as it is (no new version): it waits in the review queue.
     A version already submitted is left as is; a draft with errors answers 409
     ``has_errors``."""
-    version = _version(version_id)
-    was_draft = not version.submitted
-    submitted = plan_services.submit_version(version, request.auth)
-    if was_draft and submitted.submitted:
-        threads.send_review_event("version_submitted", request.auth.get_username(), version.pk)
+    # plans tells of the submission (plans.signals.version_submitted, once committed);
+    # reviews.notifications turns it into the review_event the inbox hears.
+    submitted = plan_services.submit_version(_version(version_id), request.auth)
     return {"plan": submitted.plan_id, "version": submitted.number, "version_id": submitted.pk,
             "status": submitted.status, "submitted": submitted.submitted}  # fmt: skip
 
