@@ -19,7 +19,7 @@ export function resumability(version, policy = "never") {
     return { ok: true, mark: "can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
   }
   const person = `v${version.number} is ${VERSION_LABELS[version.status] || version.status}: a person other than its author (${version.author}) must approve it before the run can resume on it.`;
-  if (policy === "read_only" && version.status !== "rejected") {
+  if (policy === "read_only" && !["rejected", "changes_requested"].includes(version.status)) {
     return { ok: false, mark: "needs a person, or the policy", why: `${person} Unless it is a read-only replan that keeps every constraint: then the policy approves it when you resume.` };
   }
   return { ok: false, mark: "needs a person", why: person };
@@ -30,6 +30,7 @@ const VERSION_LABELS = {
   awaiting_approval: "awaiting approval",
   approved: "approved",
   rejected: "rejected",
+  changes_requested: "changes requested",
   has_errors: "has errors",
 };
 
