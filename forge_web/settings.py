@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from forge_web.databases import database_from_url
-from forge_web.env import envbool, envchoice, envint, envlist, envstr
+from forge_web.env import envbool, envchoice, envfloat, envint, envlist, envstr
 from forge_web.hosts import non_local_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -310,6 +310,18 @@ FORGE_AUDIT_VERIFY_INTERVAL = envint("FORGE_AUDIT_VERIFY_INTERVAL", 60, minimum=
 FORGE_WORKSPACES = envstr("FORGE_WORKSPACES", str(BASE_DIR / "workspaces"))
 # How long a worker holds a step without a heartbeat before another may take it over.
 FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
+# How many times a repeatable step whose worker stopped answering (its lease expired) is
+# started again before it fails and the run needs a replan; each retry waits
+# FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS, doubled per retry, before it is queued.
+FORGE_STEP_MAX_LEASE_RETRIES = envint("FORGE_STEP_MAX_LEASE_RETRIES", 3, minimum=0)
+FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS = envfloat(
+    "FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS", 1.0, minimum=0.0
+)
+# What an agent step without an estimate reserves from a run's token and cost budgets
+# (never more than the budget's whole limit), and so the most it may use
+# (forge.runtime.reservations).
+FORGE_AGENT_STEP_TOKENS = envint("FORGE_AGENT_STEP_TOKENS", 20_000, minimum=1)
+FORGE_AGENT_STEP_COST = envfloat("FORGE_AGENT_STEP_COST", 0.5, minimum=0.0)
 # Websocket consumers read new events from the database at this interval even without a
 # wake-up, which is what carries events across processes when there is no Redis.
 FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))

@@ -67,7 +67,10 @@ export class ReplanPanel {
   }
 
   render(state) {
-    const show = state.status === "needs_replan";
+    // A run that exhausted its budget resumes the same way, on a new version (a larger
+    // budget is drift: a person approves it first).
+    const exhausted = state.status === "budget_exhausted";
+    const show = state.status === "needs_replan" || exhausted;
     this.section.hidden = !show;
     if (!show) {
       this.key = null;
@@ -78,6 +81,21 @@ export class ReplanPanel {
     const first = this.key === null;
     this.key = key;
     this.state = state;
+    const title = this.section.querySelector("#replan-title");
+    if (title) title.textContent = exhausted ? "Budget exhausted" : "Needs a replan";
+    if (exhausted) {
+      replaceChildren(
+        this.failure,
+        h("p", { class: "failure-reason", text: state.blockedReason || "The run's budget is exhausted." }),
+        h("p", { class: "muted small", text: "Steps that never started were cancelled. A new version with a larger budget needs a person's approval before the run resumes on it." }),
+      );
+      replaceChildren(this.sets);
+      this.replans.textContent = `Replans used: ${state.replans} of ${state.maxReplans}.`;
+      if (this.editLink) this.editLink.href = `${this.urls.edit}?version=${state.version}&from_run=${state.runId}`;
+      if (first && this.form) this.loadVersions({ quiet: true });
+      else if (this.form) this.fillVersions();
+      return;
+    }
     const failed = state.steps[state.failedStep];
     const verdict = failed && failed.verdict;
     const failure = [
