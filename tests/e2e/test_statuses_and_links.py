@@ -13,7 +13,7 @@ from forge.plan import from_data
 from plans import services
 
 from .conftest import shoot
-from .graph import wait_compiled, wait_ready
+from .graph import text_value, type_text, wait_compiled, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,8 +47,7 @@ def test_the_plan_list_and_the_editor_never_mix_up_saved_and_draft_statuses(page
     expect(page.locator("#saved-as")).to_have_text(re.compile(r"Saved v1\s*:\s*Approved"))
     expect(page.locator("#draft-state")).to_have_text("This draft: compiles")
     page.click("[data-action=view-yaml]")
-    text = page.locator("#text-source")
-    text.fill(text.input_value().replace("tool: echo", "tool: no_such_tool"))
+    type_text(page, text_value(page).replace("tool: echo", "tool: no_such_tool"))
     page.click("[data-action=view-graph]")
     wait_compiled(page)
     expect(page.locator("#draft-state")).to_have_text("This draft: does not compile")
