@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
+from django.db import connection
+from django_tasks_db.management.commands import db_worker
 from django_tasks_db.management.commands.db_worker import Worker
 
 from forge.plan import from_data
@@ -38,8 +41,21 @@ def new_version(version: Any, author: Any, steps: list[dict[str, Any]], **fields
 
 
 def drain() -> None:
-    """Run every queued task, as a worker process would, until the queue is empty."""
-    Worker(
+    """Run every queued task, as a worker process would, until the queue is empty.
+
+    The worker closes "old" connections between tasks; inside a test's transaction
+    (autocommit off) Django counts the connection as unusable, and on PostgreSQL closing
+    it would drop the test's data. A worker process is never inside one, so the test keeps
+    its connection while it drains."""
+    if connection.in_atomic_block:
+        with mock.patch(f"{db_worker.__name__}.close_old_connections", lambda: None):
+            _worker().run()
+    else:
+        _worker().run()
+
+
+def _worker() -> Worker:
+    return Worker(
         queue_names=["default"],
         interval=0,
         batch=True,
@@ -48,4 +64,4 @@ def drain() -> None:
         max_tasks=None,
         worker_id="test-worker",
         excluded_queue_names=[],
-    ).run()
+    )
