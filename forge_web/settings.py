@@ -306,6 +306,10 @@ FORGE_AUDIT_VERIFY_INTERVAL = envint("FORGE_AUDIT_VERIFY_INTERVAL", 60, minimum=
 FORGE_WORKSPACES = envstr("FORGE_WORKSPACES", str(BASE_DIR / "workspaces"))
 # How long a worker holds a step without a heartbeat before another may take it over.
 FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
+# How many steps one worker process runs at once (threads: runs.slots). Steps mostly wait
+# on models, HTTP and subprocesses, so a worker holds several; on PostgreSQL each slot
+# keeps a database connection.
+FORGE_WORKER_CONCURRENCY = envint("FORGE_WORKER_CONCURRENCY", 8, minimum=1)
 # Websocket consumers read new events from the database at this interval even without a
 # wake-up, which is what carries events across processes when there is no Redis.
 FORGE_WS_POLL_SECONDS = float(envstr("FORGE_WS_POLL_SECONDS", "0.1" if not REDIS_URL else "1.0"))

@@ -68,7 +68,8 @@ def lease_seconds() -> float:
 
 def run_step(run_id: int, step_id: str) -> None:
     """Run ``step_id`` of ``run_id`` if it is still ready, then whatever this worker's
-    results make ready next (one step at a time; the rest go to the queue)."""
+    results make ready next (one step at a time in this slot; the rest go to the queue,
+    where this worker's other slots and other workers take them)."""
     # MCP servers are listed again (when due) here, before the run's lock is taken:
     # inside it the engine and the executor use the tools as they are.
     tools()
@@ -174,8 +175,9 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
     since the tool did run."""
     records = take_pending_records()
     try:
-        with locked_run(claim.run_id) as locked:
-            write_records(records)
+        # The records go first, in the same transaction, before the run's lock: they
+        # need none, and other slots and workers wait on that lock.
+        with locked_run(claim.run_id, first=lambda: write_records(records)) as locked:
             scheduler = locked.scheduler
             step = scheduler.state.steps.get(claim.step_id)
             if (
