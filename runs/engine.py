@@ -40,6 +40,7 @@ from runs import events as event_rows
 from runs import publish
 from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
+from runs.timings import TIMINGS
 
 SCHEDULER_CACHE_SIZE = 256
 _GRAPH_CACHE_SIZE = 64
@@ -157,18 +158,24 @@ def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Ite
     that transaction before the lock is taken: writes that need no lock (a step's
     execution records) then do not hold up the run's other workers."""
     scheduler: Scheduler | None = None
+    timed = TIMINGS.timed
     try:
-        with transaction.atomic():
+        with timed("run_txn"), transaction.atomic():
             if first is not None:
-                first()
-            run = Run.objects.select_for_update().get(pk=run_id)
-            scheduler = _caught_up(run)
+                with timed("before_lock"):
+                    first()
+            with timed("lock_wait"):
+                run = Run.objects.select_for_update().get(pk=run_id)
+            with timed("catch_up"):
+                scheduler = _caught_up(run)
             locked = LockedRun(run, scheduler)
-            yield locked
-            locked.flush()
-            if locked.flushed:
-                _project_run(run, locked.scheduler)
-            _enqueue(run, locked.to_enqueue)
+            with timed("decide"):
+                yield locked
+            with timed("write"):
+                locked.flush()
+                if locked.flushed:
+                    _project_run(run, locked.scheduler)
+                _enqueue(run, locked.to_enqueue)
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))

@@ -31,6 +31,8 @@ from django_tasks_db.compat import TaskResultStatus, task_finished, task_started
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import is_locked_database_exception
 
+from runs.timings import TIMINGS
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["SlotWorker"]
@@ -116,7 +118,7 @@ class SlotWorker:
     def _wait_for_a_free_slot(self) -> int:
         with self._state:
             while self.running and self._busy >= self.concurrency:
-                self._state.wait()
+                self._state.wait(1.0)  # a timeout keeps signals handled promptly
             return self.concurrency - self._busy
 
     def _wait_for_idle(self) -> None:
@@ -131,7 +133,7 @@ class SlotWorker:
         if "*" not in self.queue_names:
             tasks = tasks.filter(queue_name__in=self.queue_names)
         try:
-            with transaction.atomic():
+            with TIMINGS.timed("queue_claim"), transaction.atomic():
                 # in the queue's order (priority, then age): its Meta.ordering
                 claimed = list(tasks.select_for_update(skip_locked=True)[:limit])
                 if claimed:
@@ -156,8 +158,10 @@ class SlotWorker:
             result = db_task.task_result
             backend = type(task.get_backend())
             task_started.send(sender=backend, task_result=result)
-            value = task.call(*result.args, **result.kwargs)
-            db_task.set_successful(value)
+            with TIMINGS.timed("task"):
+                value = task.call(*result.args, **result.kwargs)
+            with TIMINGS.timed("queue_done"):
+                db_task.set_successful(value)
             task_finished.send(sender=backend, task_result=db_task.task_result)
         except BaseException as error:  # a slot survives whatever its task raised
             logger.exception("task %s failed", db_task.id)
@@ -171,4 +175,3 @@ class SlotWorker:
                 self._busy -= 1
                 self._ran += 1
                 self._state.notify_all()
-

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.tasks import task
+from django.utils import timezone
 from django.utils.json import normalize_json
 from django_tasks_db.backend import DatabaseBackend
+from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from runs import worker
@@ -40,4 +42,22 @@ def enqueue_steps(run_id: int, step_ids: Sequence[str]) -> None:
             backend_name=backend.alias,
         )
         for step_id in step_ids
+    )
+
+
+def settle_queued(run_id: int, step_id: str, worker_id: str) -> None:
+    """Mark the still-queued ``run_step`` task of a step a worker took directly as done
+    (in its own short transaction, outside the run's lock)."""
+    if not isinstance(run_step.get_backend(), DatabaseBackend):
+        return
+    now = timezone.now()
+    DBTaskResult.objects.filter(
+        status=TaskResultStatus.READY,
+        task_path=run_step.module_path,
+        args_kwargs={"args": [run_id, step_id], "kwargs": {}},
+    ).update(
+        status=TaskResultStatus.SUCCESSFUL,
+        started_at=now,
+        finished_at=now,
+        worker_ids=[worker_id],
     )

@@ -39,6 +39,7 @@ from runs.execution import (
     write_records,
 )
 from runs.models import StepRun
+from runs.timings import TIMINGS
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +74,27 @@ def run_step(run_id: int, step_id: str) -> None:
     # MCP servers are listed again (when due) here, before the run's lock is taken:
     # inside it the engine and the executor use the tools as they are.
     tools()
+    if not _may_start(run_id, step_id):
+        return
     with locked_run(run_id) as locked:
         claim = _claim(locked, step_id)
     while claim is not None:
         result = _execute(claim)
         claim = finish(claim, result)
+
+
+def _may_start(run_id: int, step_id: str) -> bool:
+    """Whether the step's committed row still shows it waiting to start. A slot that
+    finished a step goes straight on to the run's next ready step, whose task is still
+    queued: that task then finds its step running or done and ends here, without taking
+    the run's lock. A row that reads otherwise is decided under the lock, as always."""
+    status = (
+        StepRun.objects.filter(run_id=run_id, step_id=step_id)
+        .order_by("-plan_version")
+        .values_list("status", flat=True)
+        .first()
+    )
+    return status in (None, "pending", "ready")
 
 
 def _claim(locked: LockedRun, step_id: str) -> Claim | None:
@@ -152,15 +169,16 @@ def _execute(claim: Claim) -> ToolResult:
     dispatcher = StepDispatcher(executor(), agent, "set FORGE_MODEL")
     HEARTBEATS.hold(claim)
     try:
-        return dispatcher.dispatch(
-            node,
-            context,
-            call=claim.call,
-            token=claim.token,
-            approval_scopes=claim.approval_scopes,
-            inputs=claim.inputs,
-            grant=claim.grant,
-        )
+        with TIMINGS.timed("execute"):
+            return dispatcher.dispatch(
+                node,
+                context,
+                call=claim.call,
+                token=claim.token,
+                approval_scopes=claim.approval_scopes,
+                inputs=claim.inputs,
+                grant=claim.grant,
+            )
     finally:
         HEARTBEATS.release(claim)
 
@@ -171,8 +189,9 @@ class _StaleClaim(Exception):
 
 def finish(claim: Claim, result: ToolResult) -> Claim | None:
     """Record ``result`` if this worker still holds the step; claim the first step it made
-    ready and queue the others. A stale result is dropped; its execution record is kept,
-    since the tool did run."""
+    ready and queue the others (or, when it made none ready, claim the run's next ready
+    step). A stale result is dropped; its execution record is kept, since the tool did
+    run."""
     records = take_pending_records()
     try:
         # The records go first, in the same transaction, before the run's lock: they
@@ -209,14 +228,29 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
             ready = [
                 e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
             ]
-            next_claim = _claim(locked, ready[0]) if ready else None
+            # This slot is free now: it takes the first step its result made ready, else
+            # the run's next ready step (queued already: its task then finds it taken), in
+            # this same transaction; one lock per step instead of two.
+            queued = None if ready else scheduler.next_ready()
+            target = ready[0] if ready else queued
+            next_claim = _claim(locked, target) if target is not None else None
             locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
-            return next_claim
     except _StaleClaim:
         logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
         with transaction.atomic():
             write_records(records)
         return None
+    if next_claim is not None and queued is not None:
+        _settle_queued_task(claim.run_id, queued)
+    return next_claim
+
+
+def _settle_queued_task(run_id: int, step_id: str) -> None:
+    """Mark the queued task of a step this slot took directly as done, so that no slot
+    spends a claim on it (one that took it already finds the step running)."""
+    from runs.tasks import settle_queued
+
+    settle_queued(run_id, step_id, WORKER_ID)
 
 
 class _Heartbeats:

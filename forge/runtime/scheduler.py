@@ -143,6 +143,18 @@ class Scheduler:
             admitted.append(step_id)
         return tuple(admitted)
 
+    def next_ready(self) -> str | None:
+        """The first ready step in topological order, without admitting it (a host that
+        has a free hand asks which step to take next)."""
+        heap = self._ready()
+        while heap:
+            step_id = heap[0][1]
+            step = self.state.steps.get(step_id)
+            if step is not None and step.status == "ready":
+                return step_id
+            heapq.heappop(heap)
+        return None
+
     def admit(self, step_id: str) -> bool:
         """Start one ready step if the run, the concurrency limit and the budget allow it
         (a worker that was handed this step asks for exactly it). A step the budget

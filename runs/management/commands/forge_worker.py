@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 from typing import Any
 
@@ -17,6 +18,7 @@ from django_tasks_db.management.commands import db_worker
 
 from plans.compilation import tools
 from runs.slots import SlotWorker
+from runs.timings import TIMINGS
 from runs.worker import WORKER_ID, lease_seconds, reap_expired_leases
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,11 @@ class Command(db_worker.Command):
             help="steps run at once (default: FORGE_WORKER_CONCURRENCY, "
             f"{settings.FORGE_WORKER_CONCURRENCY})",
         )
+        parser.add_argument(
+            "--timings",
+            action="store_true",
+            help="measure where the time goes and log it when the worker stops",
+        )
         parser.set_defaults(interval=0.2)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -51,6 +58,10 @@ class Command(db_worker.Command):
         # than under the first run's lock (servers that do not answer are reported).
         for server in tools().registry.unavailable.items():
             logger.warning("MCP server %r is not available: %s", *server)
+        TIMINGS.enabled = options["timings"]
+        if TIMINGS.enabled and hasattr(signal, "SIGUSR1"):
+            # SIGUSR1 logs what was measured since the last report (bench.scale_out).
+            signal.signal(signal.SIGUSR1, lambda *_: _report_timings(worker))
         worker = SlotWorker(
             concurrency=options["concurrency"] or settings.FORGE_WORKER_CONCURRENCY,
             worker_id=f"{WORKER_ID}:{options['worker_id'][:8]}",
@@ -74,6 +85,12 @@ class Command(db_worker.Command):
                 worker.run()
         finally:
             stop.set()
+            if TIMINGS.enabled:
+                _report_timings(worker)
+
+
+def _report_timings(worker: SlotWorker) -> None:
+    logger.warning("forge-timings ran=%d %s", worker.ran, TIMINGS.report())
 
 
 def _reap_forever(stop: threading.Event) -> None:
