@@ -19,13 +19,19 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
 
-from django.db import OperationalError, close_old_connections, connection, transaction
+from django.db import (
+    OperationalError,
+    close_old_connections,
+    connection,
+    connections,
+    transaction,
+)
 from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus, task_finished, task_started
 from django_tasks_db.models import DBTaskResult
@@ -70,7 +76,14 @@ class SlotWorker:
 
     def run(self) -> None:
         logger.info("worker %s runs up to %d steps at once", self.worker_id, self.concurrency)
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="forge-slot") as pool:
+        tasks: queue.SimpleQueue[DBTaskResult | None] = queue.SimpleQueue()
+        slots = [
+            threading.Thread(target=self._slot, args=(tasks,), name=f"forge-slot-{n}")
+            for n in range(self.concurrency)
+        ]
+        for slot in slots:
+            slot.start()
+        try:
             while self.running:
                 free = self._wait_for_a_free_slot()
                 if not self.running:
@@ -80,7 +93,7 @@ class SlotWorker:
                 for task in claimed:
                     with self._state:
                         self._busy += 1
-                    pool.submit(self._run, task)
+                    tasks.put(task)
                 if claimed:
                     continue
                 with self._state:
@@ -88,8 +101,20 @@ class SlotWorker:
                         break
                     # Woken early by a slot that finished (it may have queued steps).
                     self._state.wait(self.interval)
+        finally:
             self._wait_for_idle()
-        connection.close()
+            for _ in slots:
+                tasks.put(None)
+            for slot in slots:
+                slot.join()
+            connection.close()
+
+    def _slot(self, tasks: queue.SimpleQueue[DBTaskResult | None]) -> None:
+        try:
+            while (task := tasks.get()) is not None:
+                self._run(task)
+        finally:
+            connections.close_all()  # this thread's own connection
 
     def stop(self, *_: object) -> None:
         with self._state:
