@@ -82,11 +82,23 @@ def drain(deployment: Deployment, plan: tuple[int, int], runs: int) -> float:
         run = deployment.run(run_id)
         if run["status"] != "succeeded":
             raise AssertionError(f"run {run_id} ended {run['status']}")
-        events = deployment.api("ada", "GET", f"/runs/{run_id}/events")
-        times = {e["event_type"]: datetime.fromisoformat(e["created_at"]) for e in events}
+        times = {
+            e["event_type"]: datetime.fromisoformat(e["created_at"])
+            for e in events_of(deployment, run_id)
+        }
         started.append(times["run_started"])
         finished.append(times["run_succeeded"])
     return (max(finished) - min(started)).total_seconds()
+
+
+def events_of(deployment: Deployment, run_id: int) -> list[dict]:
+    """Every event of the run, in pages."""
+    events: list[dict] = []
+    while page := deployment.api(
+        "ada", "GET", f"/runs/{run_id}/events?limit=5000&after={len(events)}"
+    ):
+        events += page
+    return events
 
 
 _TIMING = re.compile(r"(\w+)=(\d+)/([\d.]+)")

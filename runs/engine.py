@@ -40,6 +40,7 @@ from runs import events as event_rows
 from runs import publish
 from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
+from runs.queue import enqueue_steps
 from runs.timings import TIMINGS
 
 SCHEDULER_CACHE_SIZE = 256
@@ -175,7 +176,7 @@ def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Ite
                 locked.flush()
                 if locked.flushed:
                     _project_run(run, locked.scheduler)
-                _enqueue(run, locked.to_enqueue)
+                _enqueue(run, locked.scheduler, locked.to_enqueue)
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
@@ -288,11 +289,12 @@ def _project_run(run: Run, scheduler: Scheduler) -> None:
     run.save(update_fields=_RUN_PROJECTION)
 
 
-def _enqueue(run: Run, step_ids: Sequence[str]) -> None:
-    from runs.tasks import enqueue_steps  # tasks import this module
-
+def _enqueue(run: Run, scheduler: Scheduler, step_ids: Sequence[str]) -> None:
     if step_ids:
-        enqueue_steps(run.pk, step_ids)
+        steps = scheduler.state.steps
+        enqueue_steps(
+            run.pk, scheduler.state.plan_version, [(sid, steps[sid].attempt) for sid in step_ids]
+        )
 
 
 def step_fields(step: StepState) -> dict[str, object]:

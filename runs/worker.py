@@ -39,6 +39,7 @@ from runs.execution import (
     write_records,
 )
 from runs.models import StepRun
+from runs.queue import settle_queued
 from runs.timings import TIMINGS
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ class Claim:
     token: ApprovalToken | None
     inputs: Mapping[str, Any]  # the dependencies' outputs, for an agent step
     grant: AgentGrant | None  # an agent step's allowance, from the budget at its start
+    # Taken straight from the run's ready steps while its task waits in the queue: the
+    # task is marked done when this claim's result is recorded (``tasks.settle_queued``).
+    queued_task: bool = False
 
 
 def lease_seconds() -> float:
@@ -97,7 +101,7 @@ def _may_start(run_id: int, step_id: str) -> bool:
     return status in (None, "pending", "ready")
 
 
-def _claim(locked: LockedRun, step_id: str) -> Claim | None:
+def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Claim | None:
     scheduler = locked.scheduler
     if not scheduler.admit(step_id):
         return None
@@ -159,6 +163,7 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
         grant=None
         if node.binding is not None
         else agent_grant(scheduler.graph, scheduler.state, step_id, token),
+        queued_task=queued_task,
     )
 
 
@@ -193,10 +198,16 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
     step). A stale result is dropped; its execution record is kept, since the tool did
     run."""
     records = take_pending_records()
+
+    def first() -> None:
+        write_records(records)
+        if claim.queued_task:
+            settle_queued(claim.run_id, claim.plan_version, claim.step_id, claim.attempt, WORKER_ID)
+
     try:
         # The records go first, in the same transaction, before the run's lock: they
         # need none, and other slots and workers wait on that lock.
-        with locked_run(claim.run_id, first=lambda: write_records(records)) as locked:
+        with locked_run(claim.run_id, first=first) as locked:
             scheduler = locked.scheduler
             step = scheduler.state.steps.get(claim.step_id)
             if (
@@ -231,26 +242,19 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
             # This slot is free now: it takes the first step its result made ready, else
             # the run's next ready step (queued already: its task then finds it taken), in
             # this same transaction; one lock per step instead of two.
-            queued = None if ready else scheduler.next_ready()
-            target = ready[0] if ready else queued
-            next_claim = _claim(locked, target) if target is not None else None
+            if ready:
+                next_claim = _claim(locked, ready[0])
+            elif (queued := scheduler.next_ready()) is not None:
+                next_claim = _claim(locked, queued, queued_task=True)
+            else:
+                next_claim = None
             locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
+            return next_claim
     except _StaleClaim:
         logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
         with transaction.atomic():
-            write_records(records)
+            first()
         return None
-    if next_claim is not None and queued is not None:
-        _settle_queued_task(claim.run_id, queued)
-    return next_claim
-
-
-def _settle_queued_task(run_id: int, step_id: str) -> None:
-    """Mark the queued task of a step this slot took directly as done, so that no slot
-    spends a claim on it (one that took it already finds the step running)."""
-    from runs.tasks import settle_queued
-
-    settle_queued(run_id, step_id, WORKER_ID)
 
 
 class _Heartbeats:
