@@ -1,0 +1,136 @@
+"""The worker path of one worker, per noop step, and the memory of web and worker.
+
+On a real deployment of each kind (embedded: SQLite; scale-out: PostgreSQL with Redis),
+one worker process with the default slots:
+
+- a chain of 1,000 and of 5,000 ``noop`` steps, from POST /runs to ``run_succeeded``
+  (a websocket watcher connected, as on the run page), divided by the steps: the goal is
+  at most 3 ms per step on SQLite and 5 ms on PostgreSQL at 1,000 steps, and the same
+  per step at 5,000 (linear);
+- the peak resident memory (VmHWM) of the web and the worker process through the
+  5,000-step run: under 150 MiB each;
+- then ``--runs`` small runs (three steps each) one after another, the worker's and
+  the web's resident memory (VmRSS) sampled as they finish: flat, because a run's
+  scheduler is dropped when it ends and every cache is bounded.
+
+Run: ``.venv/bin/python -m bench.worker_path`` (``--kind sqlite`` for one half).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import print_table
+from bench.stream import chain, stream_latencies
+from tests.integration.deployment import Deployment
+
+GOALS_MS = {"sqlite": 3.0, "postgres": 5.0}
+GOAL_MIB = 150.0
+
+
+def memory_mib(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed_run(deployment: Deployment, plan: tuple[int, int]) -> float:
+    started = time.perf_counter()
+    run_id = deployment.start_run(*plan)
+    stream_latencies(deployment, run_id)  # returns at run_succeeded
+    return time.perf_counter() - started
+
+
+def measure(kind: str, sizes: tuple[int, ...], runs: int) -> dict[str, object]:
+    deployment = Deployment(kind, Path(tempfile.mkdtemp(prefix="forge-path-"))).start(workers=0)
+    try:
+        worker = deployment.start_worker(ready=True)
+        web = deployment.web
+        assert web is not None
+        timed_run(deployment, deployment.approved_plan("warm", chain(20)))
+        per_step = {}
+        for size in sizes:
+            plan = deployment.approved_plan(f"chain {size}", chain(size))
+            per_step[size] = timed_run(deployment, plan) / size * 1000
+            print(f"  [{kind}] chain of {size}: {per_step[size]:.2f} ms/step", flush=True)
+        peaks = (memory_mib(web.pid, "VmHWM"), memory_mib(worker.pid, "VmHWM"))
+        small = deployment.approved_plan("small", chain(3))
+        samples = []
+        for n in range(1, runs + 1):
+            run_id = deployment.start_run(*small)
+            deployment.wait_status(run_id, "succeeded", timeout=60)
+            if n in (runs // 10, runs // 2, runs):
+                samples.append(
+                    (n, memory_mib(worker.pid, "VmRSS"), memory_mib(web.pid, "VmRSS"))
+                )
+                print(f"  [{kind}] {n} small runs: worker {samples[-1][1]:.1f} MiB", flush=True)
+        locked = deployment.logs().count("database is locked")
+    finally:
+        deployment.stop()
+    return {"per_step": per_step, "peaks": peaks, "samples": samples, "locked": locked}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=("sqlite", "postgres", "both"), default="both")
+    parser.add_argument("--runs", type=int, default=1000, help="small runs for the memory")
+    options = parser.parse_args()
+    kinds = ("sqlite", "postgres") if options.kind == "both" else (options.kind,)
+    one, five, _ = os.getloadavg()
+    print(f"worker path, {time.strftime('%Y-%m-%d %H:%M')}; load average {one:.2f}, {five:.2f}")
+    results = {kind: measure(kind, (1000, 5000), options.runs) for kind in kinds}
+    rows = []
+    for kind, result in results.items():
+        per_step = result["per_step"]
+        assert isinstance(per_step, dict)
+        web_peak, worker_peak = result["peaks"]  # type: ignore[misc]
+        samples = result["samples"]
+        assert isinstance(samples, list)
+        first, last = samples[0], samples[-1]
+        rows.append(
+            [
+                kind,
+                f"{per_step[1000]:.2f}",
+                f"{per_step[5000]:.2f}",
+                f"{per_step[5000] / per_step[1000]:.2f}",
+                f"{web_peak:.0f} / {worker_peak:.0f}",
+                f"{first[1]:.1f} -> {last[1]:.1f} ({first[0]} -> {last[0]} runs)",
+                f"{first[2]:.1f} -> {last[2]:.1f}",
+                result["locked"],
+            ]
+        )
+    print()
+    print_table(
+        [
+            "kind",
+            "ms/step at 1,000",
+            "at 5,000",
+            "growth",
+            "peak MiB web / worker",
+            "worker MiB over small runs",
+            "web MiB",
+            "'locked'",
+        ],
+        rows,
+    )
+    for kind, result in results.items():
+        per_step = result["per_step"]
+        assert isinstance(per_step, dict)
+        goal = GOALS_MS[kind]
+        peaks = result["peaks"]
+        assert isinstance(peaks, tuple)
+        print(
+            f"{kind}: {per_step[1000]:.2f} ms/step at 1,000 (goal <= {goal} ms: "
+            f"{'met' if per_step[1000] <= goal else 'NOT met'}); peak "
+            f"{max(peaks):.0f} MiB (goal < {GOAL_MIB:.0f}: "
+            f"{'met' if max(peaks) < GOAL_MIB else 'NOT met'})"
+        )
+
+
+if __name__ == "__main__":
+    main()
