@@ -284,7 +284,7 @@ NINJA_MAX_PER_PAGE_SIZE = FORGE_API_PAGE_SIZE
 # over), else in the repository; production should point it at append-only storage
 # that every process shares (docs/security.md).
 _sqlite_file = (
-    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    DATABASES["default"]["ENGINE"] in ("django.db.backends.sqlite3", "forge_web.sqlite")
     and str(DATABASES["default"]["NAME"])
     and ":memory:" not in str(DATABASES["default"]["NAME"])
 )

@@ -157,6 +157,10 @@ class SlotWorker:
         tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
         if "*" not in self.queue_names:
             tasks = tasks.filter(queue_name__in=self.queue_names)
+        # A read first, outside any transaction: polling an empty queue takes no write
+        # lock (on SQLite the only one, which the slots' decisions need).
+        if not tasks.exists():
+            return []
         try:
             with TIMINGS.timed("queue_claim"), transaction.atomic():
                 # in the queue's order (priority, then age): its Meta.ordering
@@ -185,13 +189,16 @@ class SlotWorker:
             task_started.send(sender=backend, task_result=result)
             with TIMINGS.timed("task"):
                 value = task.call(*result.args, **result.kwargs)
-            with TIMINGS.timed("queue_done"):
+            # In a transaction, like every write of the slots: on SQLite it then queues
+            # on the process's writer lock (forge_web.sqlite), not in the busy handler.
+            with TIMINGS.timed("queue_done"), transaction.atomic():
                 db_task.set_successful(value)
             task_finished.send(sender=backend, task_result=db_task.task_result)
         except BaseException as error:  # a slot survives whatever its task raised
             logger.exception("task %s failed", db_task.id)
             try:
-                db_task.set_failed(error)
+                with transaction.atomic():
+                    db_task.set_failed(error)
             except Exception:
                 logger.exception("could not record the failure of task %s", db_task.id)
         finally:

@@ -295,13 +295,14 @@ class _Heartbeats:
 
     def _extend(self, claim: Claim) -> None:
         now = timezone.now()
-        kept = StepRun.objects.filter(
-            run_id=claim.run_id,
-            plan_version=claim.plan_version,
-            step_id=claim.step_id,
-            fencing_token=claim.fencing_token,
-            status="running",
-        ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
+        with transaction.atomic():  # on SQLite: queued on the process's writer lock
+            kept = StepRun.objects.filter(
+                run_id=claim.run_id,
+                plan_version=claim.plan_version,
+                step_id=claim.step_id,
+                fencing_token=claim.fencing_token,
+                status="running",
+            ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
         if not kept:
             logger.warning("lost the lease of %s in run %s", claim.step_id, claim.run_id)
             self.release(claim)
