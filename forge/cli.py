@@ -21,10 +21,19 @@ on stderr and its tools compile as ``tool_unavailable``.
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
 else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
-``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
-the same endpoint.
+``--model scripted:FILE`` replays prepared replies. ``--planner openai:MODEL`` (or
+``llm:MODEL``) replans with the same endpoint, ``--planner scripted:FILE[,FILE...]`` with
+prepared versions: the same specs as the web's ``FORGE_PLANNER``
+(``forge.planners.config``).
 
-``forge mcp --url URL`` is the one command that talks to a Forge server: it serves the
+``forge eval SUITE --planner SPEC`` scores a planner (``scripted:ANSWERS``, ``llm:MODEL``
+or ``openai:MODEL`` with ``--base-url``) over a suite of goals whose tools answer as the
+suite scripts, under the same compiler, gate and executor (docs/evaluation.md): a table,
+or the report with ``--json``; ``--report-to URL`` also stores the report on a Forge site
+as the user of ``FORGE_API_TOKEN``. Exit 0 when no score failed, 1 when one did, 2 for a
+suite, answers file or planner that cannot be read, 5 when the upload failed.
+
+``forge mcp --url URL`` talks to a Forge server too: it serves the
 MCP tools an agent uses to submit plans and follow their runs over stdio, as the user of
 the API token in ``FORGE_API_TOKEN`` (``forge.mcp_server``, docs/agents.md); exit 2 when
 the URL or the token is missing.
@@ -34,12 +43,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from forge.agents import AgentRunner
@@ -55,7 +66,8 @@ from forge.plan import (
     dump_plan,
     load_plan,
 )
-from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
+from forge.planners import PlannerPort
+from forge.planners.config import PLANNER_SPECS, planner_from_spec
 from forge.progress import ProgressPrinter
 from forge.runners import SANDBOX_MODES, SandboxMode
 from forge.runners.mcp_config import load_mcp_servers
@@ -65,6 +77,7 @@ from forge.toolbox import McpConfigError, McpServerConfig, Toolbox, build_toolbo
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
+EXIT_UPLOAD_FAILED = 5
 _SEVERITIES = ("error", "warning", "info")
 
 
@@ -103,15 +116,24 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_arguments(run)
     run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
     _add_config_argument(run)
-    run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        help="run directory, kept (default: a new temporary directory, removed at the end)",
+    )
+    run.add_argument(
+        "--keep-workspace",
+        action="store_true",
+        help="keep the temporary workspace when the run ends (to read what the steps wrote)",
+    )
     run.add_argument(
         "--planner",
-        help="who replans: scripted:FILE[,FILE...] (the versions replans return) or llm:MODEL",
+        help=f"who replans: {PLANNER_SPECS} (a script's files are the versions replans return)",
     )
     run.add_argument(
         "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
     )
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and llm: planners")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and --planner")
     run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
     run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
@@ -153,6 +175,30 @@ def _parser() -> argparse.ArgumentParser:
         help="start an MCP server over stdio and offer its tools (repeatable)",
     )
     run.set_defaults(handler=_run)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="score a planner over a suite of goals with scripted tool outcomes",
+        description="Run a planner over each case of an evaluation suite (forge.eval/v1) "
+        "with the tools answering as the case scripts, and score plan validity, execution "
+        "fidelity, replan quality, end-to-end success and cost/latency (docs/evaluation.md).",
+    )
+    evaluate.add_argument("suite", help="evaluation suite (YAML or JSON)")
+    evaluate.add_argument(
+        "--planner", required=True, help="scripted:ANSWERS (a file), llm:MODEL or openai:MODEL"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--case", action="append", default=[], metavar="ID",
+                          help="run only this case (repeatable)")  # fmt: skip
+    evaluate.add_argument("--base-url", help="OpenAI-compatible endpoint of llm: planners")
+    evaluate.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
+    evaluate.add_argument("--price-per-1k-tokens", type=float, metavar="COST")
+    evaluate.add_argument(
+        "--report-to",
+        metavar="URL",
+        help="also store the report on this Forge site (token: FORGE_API_TOKEN)",
+    )
+    evaluate.set_defaults(handler=_eval)
 
     mcp = commands.add_parser(
         "mcp",
@@ -278,6 +324,8 @@ def _result_data(result: CompileResult) -> dict[str, object]:
 def _print_diagnostics(name: str, result: CompileResult) -> None:
     for diagnostic in result.diagnostics:
         print(f"{name}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}")
+        if diagnostic.hint:
+            print(f"{name}:   fix: {diagnostic.hint}")
     counts = dict.fromkeys(_SEVERITIES, 0)
     for diagnostic in result.diagnostics:
         counts[diagnostic.severity] += 1
@@ -301,13 +349,87 @@ def _mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from forge import evaluation  # loaded by this command only
+
+    try:
+        suite = evaluation.read_suite(Path(args.suite))
+    except evaluation.SuiteError as exc:
+        raise InputError(f"{args.suite}: {exc} [{exc.code}]") from None
+    unknown = sorted(set(args.case) - {case.id for case in suite.cases})
+    if unknown:
+        raise InputError(f"{args.suite}: no case {', '.join(map(repr, unknown))}")
+    upload = _uploader(args.report_to) if args.report_to else None
+    try:  # the answers file is checked against the whole suite
+        planner = evaluation.planner_from_spec(args.planner, suite, _endpoint(args))
+    except evaluation.PlannerSpecError as exc:
+        raise InputError(f"{exc} [{exc.code}]") from None
+    if args.case:
+        suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id in args.case))
+    try:
+        report = evaluation.evaluate(suite, planner.name, planner.factory)
+    finally:
+        for model in planner.models:
+            close = getattr(model, "close", None)
+            if close is not None:
+                close()
+    if args.json:
+        print(json.dumps(report.to_data(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(report.render_text())
+    if upload is not None and not upload(report.to_data()):
+        return EXIT_UPLOAD_FAILED
+    return EXIT_OK if report.all_passed else EXIT_ERRORS
+
+
+def _uploader(url: str) -> Callable[[dict[str, object]], bool]:
+    """Stores a report on the site at ``url``; checked before anything runs."""
+    from forge.client import ForgeApiError, ForgeClient
+
+    token = os.environ.get("FORGE_API_TOKEN", "").strip()
+    if not token:
+        raise InputError(
+            "--report-to needs an API token in FORGE_API_TOKEN (an author's or an "
+            "operator's: manage.py forge_user NAME --role author --token)"
+        )
+    try:
+        client = ForgeClient(url, token)
+    except ValueError as exc:
+        raise InputError(f"--report-to: {exc}") from None
+
+    def upload(report: dict[str, object]) -> bool:
+        with client:
+            try:
+                stored = client.upload_evaluation(report)
+            except ForgeApiError as exc:
+                print(f"forge: the report was not stored: {exc} [{exc.code}]", file=sys.stderr)
+                return False
+        print(f"report stored: {stored.url or stored.id}", file=sys.stderr)
+        return True
+
+    return upload
+
+
 def _run(args: argparse.Namespace) -> int:
     document = read_document(args)
     if args.sandbox == "rlimits":
         print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
               "without bubblewrap", file=sys.stderr)  # fmt: skip
-    workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
-    workspace.mkdir(parents=True, exist_ok=True)
+    if args.workspace is not None:
+        args.workspace.mkdir(parents=True, exist_ok=True)
+        return _run_in(args, document, args.workspace, "")
+    workspace = Path(tempfile.mkdtemp(prefix="forge-run-"))
+    if args.keep_workspace:
+        return _run_in(args, document, workspace, "")
+    try:
+        return _run_in(
+            args, document, workspace, " (removed when the run ends; --keep-workspace keeps it)"
+        )
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, note: str) -> int:
     policy = PolicyEngine(_policy(args.policy))
     hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
@@ -330,7 +452,7 @@ def _run(args: argparse.Namespace) -> int:
             approvals=ApprovalSigner(secrets.token_bytes(32)),
         )
         progress = ProgressPrinter(sys.stdout, len(document.steps), live=sys.stdout.isatty())
-        print(f"workspace: {workspace}")
+        print(f"workspace: {workspace}{note}")
         local = LocalRun(
             compiler,
             executor,
@@ -365,15 +487,11 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 
 
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
-    kind, _, files = spec.partition(":")
-    if kind == "llm" and files:
-        return LLMPlanner(_model(f"openai:{files}", args), tools=tools)
-    if kind != "scripted" or not files:
-        raise InputError(f"--planner takes scripted:FILE[,FILE...] or llm:MODEL, not {spec!r}")
-    documents = []
-    for name in files.split(","):
-        documents.append(read_document(argparse.Namespace(**{**vars(args), "file": name})))
-    return ScriptedPlanner(documents, name=f"scripted:{files}")
+    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+    try:
+        return planner_from_spec(spec, _endpoint(args), tools=tools, limits=limits)
+    except ForgeError as exc:
+        raise InputError(f"--planner {spec}: {exc} [{exc.code}]") from None
 
 
 def _print_approval(notice: ApprovalNotice) -> None:

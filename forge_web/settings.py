@@ -65,7 +65,9 @@ INSTALLED_APPS = [
     "accounts",
     "audit",
     "plans",
+    "evaluations",
     "runs",
+    "reviews",
     "forge_web.apps.ForgeWebConfig",  # last: wires the apps below it together
 ]
 
@@ -326,3 +328,13 @@ FORGE_STEP_DISK_BYTES = envint("FORGE_STEP_DISK_BYTES", 1 << 30, minimum=1)
 # The model agent steps run with on workers: "openai:MODEL" (FORGE_MODEL_BASE_URL,
 # FORGE_MODEL_API_KEY) or "scripted:FILE"; empty: agent steps fail with no_model.
 FORGE_MODEL = envstr("FORGE_MODEL", "")
+# The planner of "New plan from a goal" (POST /api/v1/plans/generate) and of automatic
+# replans (`replan: auto`): "openai:MODEL" at FORGE_PLANNER_BASE_URL (default
+# FORGE_MODEL_BASE_URL; key FORGE_MODEL_API_KEY or OPENAI_API_KEY) or
+# "scripted:FILE[,FILE...]"; empty: no planner, and the page says how to set one.
+FORGE_PLANNER = envstr("FORGE_PLANNER", "")
+FORGE_PLANNER_BASE_URL = envstr("FORGE_PLANNER_BASE_URL", "")
+FORGE_PLANNER_TIMEOUT_SECONDS = envint("FORGE_PLANNER_TIMEOUT_SECONDS", 120, minimum=1)
+# How many answers a planner may give before its plan compiles (each refused one goes back
+# to it with its diagnostics); then the person sees the last one and why.
+FORGE_PLANNER_ATTEMPTS = envint("FORGE_PLANNER_ATTEMPTS", 3, minimum=1)

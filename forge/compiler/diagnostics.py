@@ -11,7 +11,14 @@ MCP server that does not answer now: calling it ``unknown_tool`` would send the 
 looking for a typo, when the server must be brought back. ``invalid_reference`` (error),
 for an argument that takes a value from another step's output wrongly
 (``forge.plan.references``: bad syntax, an unknown step, the step itself, a step that is
-not an ancestor, or a path the tool's declared output lacks).
+not an ancestor, or a path the tool's declared output lacks). ``agent_without_tools``
+(error, after ``unknown_tool``), for a step with neither a ``tool`` nor ``tools_allowed``:
+an agent step that may call nothing yet, as every new step in the editor and every node of
+an imported Mermaid flowchart starts. ``unknown_tool`` there told the author of a tool
+that does not exist when none had been chosen.
+
+A diagnostic may carry a ``hint``: how to fix it, in the words of the editor and of the
+plan format (``to_data`` includes it only when there is one).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "missing_dependency": "error",
         "duplicate_id": "error",
         "unknown_tool": "error",
+        "agent_without_tools": "error",
         "tool_unavailable": "error",
         "unauthorized_tool": "error",
         "invalid_args": "error",
@@ -60,6 +68,7 @@ class Diagnostic:
     message: str
     nodes: tuple[str, ...] = ()
     edges: tuple[tuple[str, str], ...] = ()
+    hint: str = ""  # how to fix it, when the message alone does not say
 
     @classmethod
     def of(
@@ -68,19 +77,24 @@ class Diagnostic:
         message: str,
         nodes: Iterable[str] = (),
         edges: Iterable[tuple[str, str]] = (),
+        *,
+        hint: str = "",
     ) -> Diagnostic:
         """A diagnostic with the severity ``SEVERITIES`` gives ``code`` (``KeyError`` if
         the code is not in the table)."""
-        return cls(code, SEVERITIES[code], message, tuple(nodes), tuple(edges))
+        return cls(code, SEVERITIES[code], message, tuple(nodes), tuple(edges), hint)
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
             "nodes": list(self.nodes),
             "edges": [[source, target] for source, target in self.edges],
         }
+        if self.hint:
+            data["hint"] = self.hint
+        return data
 
 
 def ordered(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:

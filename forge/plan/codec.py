@@ -15,12 +15,14 @@ from typing import Any, cast
 
 from forge.errors import PlanDocumentError
 from forge.plan.document import (
+    REPLAN_MODES,
     RISK_LEVELS,
     SCHEMA,
     Budget,
     DoneWhen,
     Estimate,
     PlanDocument,
+    ReplanMode,
     RiskLevel,
     Step,
 )
@@ -30,7 +32,7 @@ __all__ = ["canonical_json", "content_hash", "from_data", "to_data"]
 
 _PLAN_FIELDS = {
     "schema", "goal", "deliverable", "risk_level", "requires_approval_before",
-    "budget", "max_replans", "steps",
+    "budget", "max_replans", "replan", "steps",
 }  # fmt: skip
 _STEP_FIELDS = {
     "id", "description", "depends_on", "tool", "args", "tools_allowed", "done_when",
@@ -128,8 +130,16 @@ def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocume
         ),
         budget=_budget(plan.get("budget"), "budget"),
         max_replans=_int(plan.get("max_replans", 3), "max_replans"),
+        replan=_replan_mode(plan.get("replan", "manual")),
         steps=tuple(_step(raw, f"steps[{index}]") for index, raw in enumerate(raw_steps)),
     )
+
+
+def _replan_mode(value: object) -> ReplanMode:
+    for mode in REPLAN_MODES:
+        if value == mode:
+            return mode
+    raise _fail("replan", f"must be one of {', '.join(REPLAN_MODES)}, not {value!r}")
 
 
 def _budget(value: object, path: str) -> Budget:
@@ -208,6 +218,8 @@ def to_data(document: PlanDocument) -> dict[str, Any]:
     if budget:
         data["budget"] = budget
     data["max_replans"] = document.max_replans
+    if document.replan != "manual":  # left out by default: older documents keep their hash
+        data["replan"] = document.replan
     data["steps"] = [_step_data(step) for step in document.steps]
     return data
 

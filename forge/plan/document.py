@@ -16,6 +16,7 @@ __all__ = [
     "DoneWhen",
     "Estimate",
     "PlanDocument",
+    "ReplanMode",
     "RiskLevel",
     "Step",
 ]
@@ -23,6 +24,10 @@ __all__ = [
 SCHEMA = "forge.plan/v1"
 RiskLevel = Literal["low", "medium", "high"]
 RISK_LEVELS: tuple[RiskLevel, ...] = ("low", "medium", "high")
+# Who writes the next version when a run needs a replan: a person ("manual"), or the
+# deployment's planner on a worker ("auto"); either way the version passes the gate.
+ReplanMode = Literal["manual", "auto"]
+REPLAN_MODES: tuple[ReplanMode, ...] = ("manual", "auto")
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class PlanDocument:
     requires_approval_before: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
     max_replans: int = 3
+    replan: ReplanMode = "manual"
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:

@@ -40,6 +40,11 @@ PLAN_SCHEMA: dict[str, Any] = {
             "properties": {"max_steps": _COUNT, "max_tokens": _COUNT, "max_cost": _AMOUNT},
         },
         "max_replans": _COUNT,
+        "replan": {
+            "enum": ["manual", "auto"],
+            "description": "auto: the deployment's planner writes the next version on a "
+            "worker when a run needs a replan (it still passes the approval gate)",
+        },
         "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}},
     },
     "$defs": {

@@ -26,6 +26,10 @@ class EventType:
     RUN_FAILED = "run_failed"
     RUN_BUDGET_EXHAUSTED = "run_budget_exhausted"
     RUN_CANCELLED = "run_cancelled"
+    # A planner's work for a run that needs a replan; neither changes the run's state
+    # (the new version resumes the run only through the gate, as run_resumed).
+    RUN_REPLAN_PROPOSED = "run_replan_proposed"
+    RUN_REPLAN_FAILED = "run_replan_failed"
     STEP_READY = "step_ready"
     STEP_AWAITING_APPROVAL = "step_awaiting_approval"
     STEP_APPROVED = "step_approved"

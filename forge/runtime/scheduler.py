@@ -432,6 +432,46 @@ class Scheduler:
 
     # -- decisions --------------------------------------------------------------------
 
+    def note_replan(
+        self,
+        event_type: str,
+        *,
+        reason: str,
+        facts: Any,
+        actor: str,
+        tokens: int = 0,
+        cost: float = 0.0,
+        model: str = "",
+    ) -> list[RunEvent]:
+        """Record a planner's work for this run while it needs a replan
+        (``run_replan_proposed`` or ``run_replan_failed``): an event that changes no
+        state, so the run's history says what the planner did, with its tokens, cost and
+        model (not charged to the run's budget: the run's steps did not use them)."""
+        if event_type not in (EventType.RUN_REPLAN_PROPOSED, EventType.RUN_REPLAN_FAILED):
+            raise ValueError(f"not a replan note: {event_type!r}")
+        self._expect_run("needs_replan")
+        mark = len(self.events)
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                event_type=event_type,
+                blocked_reason=reason,
+                facts=facts,
+                actor=actor,
+                tokens=tokens,
+                cost=cost,
+                model=model,
+            )
+        )
+        return self.events[mark:]
+
+    def _expect_run(self, *statuses: str) -> None:
+        if self.state.status not in statuses:
+            raise TransitionRefused(f"run is {self.state.status}, not {' or '.join(statuses)}")
+
     def _advance(self, candidates: Iterable[str]) -> None:
         """Move pending candidates whose dependencies all succeeded to ready (or to
         awaiting_approval), then settle the run's status."""

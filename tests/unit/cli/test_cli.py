@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.ledger import mcp_servers_file, time_entry
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples"
 
@@ -69,7 +71,7 @@ def test_compile_json_gives_the_diagnostics_as_data(tmp_path):
 
 
 def test_compile_of_the_seed_example_reports_warnings_only_when_its_tools_exist():
-    result = forge("compile", "examples/seed-003-supplier-risk.json", "--json")
+    result = forge("compile", "examples/agent-step-in-chinese.json", "--json")
 
     codes = {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
     assert "unverifiable_done_when" in codes
@@ -338,3 +340,24 @@ def test_an_mcp_tool_passes_the_same_gate_and_shows_its_preview(tmp_path):
     assert "approved step now as carol:" in approved.stdout
     assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
     assert "    read as: side effect read, risk low, idempotent" in approved.stdout
+
+
+def test_the_time_server_from_pypi_configured_by_file_compiles_previews_and_runs(tmp_path):
+    """The same ``mcpServers`` file a deployment names in FORGE_MCP_SERVERS."""
+    plan = write(tmp_path / "plan.yaml", MCP_PLAN)
+    policy = write(tmp_path / "policy.yaml", "allow: {mcp.time: ['*']}\n")
+    servers = mcp_servers_file(tmp_path / "mcp.json", time=time_entry())
+    flags = ("--config", str(servers), "--policy", str(policy))
+
+    compiled = forge("compile", str(plan), *flags)
+    waiting = forge("run", str(plan), *flags, "--workspace", str(tmp_path / "ws"))
+    approved = forge("run", str(plan), *flags, "--workspace", str(tmp_path / "ws"),
+                     "--approve-as", "carol")  # fmt: skip
+
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert waiting.returncode == 4, waiting.stdout + waiting.stderr
+    assert "started   now" not in waiting.stdout
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
+    assert "  ok        now" in approved.stdout
+    assert "run succeeded (v1)" in approved.stdout

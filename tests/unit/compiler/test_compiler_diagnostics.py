@@ -29,6 +29,7 @@ def test_every_code_of_the_spec_has_the_spec_severity_plus_the_two_deviations():
         "invalid_check": "error",
         "tool_unavailable": "error",
         "invalid_reference": "error",
+        "agent_without_tools": "error",
     }
     assert dict(SEVERITIES) == {**SPEC_SECTION_4, **deviations}
     assert set(CODES) == set(SEVERITIES)

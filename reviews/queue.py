@@ -27,7 +27,8 @@ from forge.plan.references import scan
 from forge.runtime.calls import UnresolvedCall, resolve_args
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
-from plans.models import Approval, PlanVersion, VersionStatus
+from plans.models import Approval, PlannerProposal, PlanVersion, VersionStatus
+from plans.views import proposal_view
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
 
@@ -179,12 +180,16 @@ def _runs_needing_replan(plan_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
     runs: dict[int, list[dict[str, Any]]] = {}
     if not plan_ids:
         return runs
-    for run_id, plan_id, number, failed in (
+    for run_id, plan_id, number, failed, document in (
         Run.objects.filter(plan_id__in=plan_ids, status="needs_replan")
         .order_by("pk")
-        .values_list("pk", "plan_id", "version__number", "failed_step")
+        .values_list("pk", "plan_id", "version__number", "failed_step", "version__document")
     ):
-        runs.setdefault(plan_id, []).append({"id": run_id, "version": number, "failed": failed})
+        runs.setdefault(plan_id, []).append({
+            "id": run_id, "version": number, "failed": failed,
+            # replan: auto: the run resumes by itself once a person approves its replan
+            "auto": isinstance(document, dict) and document.get("replan") == "auto",
+        })  # fmt: skip
     return runs
 
 
@@ -473,6 +478,7 @@ def replan_story(run: Run) -> dict[str, Any]:
             current = event.plan_version
     for index, replan in enumerate(replans, start=1):
         replan["index"] = index
+    _attach_proposals(run, replans)
     pending = run.status == "needs_replan" and bool(replans) and replans[-1]["to"] is None
     newer = []
     if pending:
@@ -491,6 +497,29 @@ def replan_story(run: Run) -> dict[str, Any]:
         "pending": pending,
         "newer": newer,
     }
+
+
+def _attach_proposals(run: Run, replans: list[dict[str, Any]]) -> None:
+    """Each replan's planner transcripts (``replan: auto``): the proposals noted on the
+    run after its failure and before the next one."""
+    notes = RunEvent.objects.filter(
+        run=run,
+        event_type__in=(EventType.RUN_REPLAN_PROPOSED, EventType.RUN_REPLAN_FAILED),
+    ).order_by("seq")
+    by_id = {
+        row.pk: row
+        for row in PlannerProposal.objects.filter(run_id=run.pk).select_related(
+            "requested_by", "version"
+        )
+    }
+    for replan in replans:
+        replan["proposals"] = []
+    for note in notes:
+        facts = note.facts if isinstance(note.facts, dict) else {}
+        row = by_id.get(facts.get("proposal"))  # type: ignore[arg-type]
+        owner = next((r for r in reversed(replans) if r["seq"] < note.seq), None)
+        if row is not None and owner is not None:
+            owner["proposals"].append(proposal_view(row))
 
 
 def _version_summary(version: PlanVersion, *, with_document: bool = False) -> dict[str, Any]:
