@@ -3,7 +3,11 @@
 Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
 read, 3 the run needs a replan, 4 the run waits for a person's approval. No Django
-settings are needed.
+settings are needed. ``forge compile`` prints each diagnostic (with its fix hint), and
+for a plan that compiles its impact: scopes, side effects, hosts, MCP servers, files,
+commands, approvals, estimates and duration (``--json``: the ``impact`` object of
+``POST /api/v1/compile``). ``FORGE_MILESTONE_WARN_STEPS`` (default 50) is the size past
+which a plan without milestones draws a warning.
 
 ``forge run`` passes the same approval gate as the web: the plan runs only once a person
 other than its author approves it (``--approve-as NAME``; ``--author`` names who wrote
@@ -55,6 +59,7 @@ from pathlib import Path
 
 from forge.agents import AgentRunner
 from forge.compiler import CompileResult, GraphCompiler
+from forge.compiler.milestones import DEFAULT_WARN_STEPS
 from forge.errors import ForgeError
 from forge.models import ModelPort, model_from_spec
 from forge.models.config import Endpoint
@@ -305,20 +310,30 @@ def _compile(args: argparse.Namespace) -> int:
     policy = PolicyEngine(_policy(args.policy))
     # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
     with _toolbox(args) as toolbox:
-        result = GraphCompiler(toolbox.registry, policy).compile(document)
+        compiler = GraphCompiler(
+            toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
+        )
+        result = compiler.compile(document)
     if args.json:
-        print(json.dumps(_result_data(result), indent=2, ensure_ascii=False))
+        print(json.dumps(result.to_data(), indent=2, ensure_ascii=False))
     else:
         _print_diagnostics(args.file, result)
+        if result.impact is not None:
+            print(f"{args.file}: impact")
+            for line in result.impact.lines():
+                print(f"  {line}")
     return EXIT_OK if result.ok else EXIT_ERRORS
 
 
-def _result_data(result: CompileResult) -> dict[str, object]:
-    return {
-        "ok": result.ok,
-        "diagnostics": [diagnostic.to_data() for diagnostic in result.diagnostics],
-        "graph": result.graph.to_data() if result.graph is not None else None,
-    }
+def _milestone_warn_steps() -> int:
+    """``FORGE_MILESTONE_WARN_STEPS``: a plan of more steps without milestones draws a
+    warning (default 50; 0: never), as on the web."""
+    value = os.environ.get("FORGE_MILESTONE_WARN_STEPS", "").strip()
+    if not value:
+        return DEFAULT_WARN_STEPS
+    if not value.isdigit():
+        raise InputError(f"FORGE_MILESTONE_WARN_STEPS must be a whole number >= 0, not {value!r}")
+    return int(value)
 
 
 def _print_diagnostics(name: str, result: CompileResult) -> None:
@@ -443,7 +458,9 @@ def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, n
             close = getattr(used, "close", None)  # an HTTP model holds a connection pool
             if close is not None:
                 models.callback(close)
-        compiler = GraphCompiler(tools.registry, policy)
+        compiler = GraphCompiler(
+            tools.registry, policy, milestone_warn_steps=_milestone_warn_steps()
+        )
         executor = ToolExecutor(
             tools.registry,
             policy,

@@ -2,7 +2,8 @@
 
 A version is never changed after it is saved: an edit, an import or a replan makes a new
 one whose ``parent`` is the version it came from. The compiler's diagnostics are stored
-with the version (as the core produced them), so lists and pages never recompile. A new
+with the version (as the core produced them), and so is its impact (what it will touch,
+ask, cost and take), so lists and pages never recompile. A new
 version never inherits an approval: approvals belong to one version.
 """
 
@@ -38,6 +39,9 @@ class VersionStatus(models.TextChoices):
     AWAITING_APPROVAL = "awaiting_approval"
     APPROVED = "approved"
     REJECTED = "rejected"
+    # A reviewer asked the author for changes: like a rejection it cannot run, and the
+    # author answers with a new version (the review threads say what to change).
+    CHANGES_REQUESTED = "changes_requested"
 
 
 REVIEW_FIELDS = frozenset({"status", "submitted"})
@@ -63,6 +67,9 @@ class PlanVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     diagnostics = models.JSONField(default=list)  # [Diagnostic.to_data(), ...]
     has_errors = models.BooleanField(default=False)
+    # forge.compiler.Impact.to_data() of the version as compiled when saved; None for a
+    # version with errors, and for versions saved before impacts were kept.
+    impact = models.JSONField(null=True, blank=True, default=None)
     # Non-repeatable side effects already performed by runs of its ancestors:
     # [{"tool", "step", "args_hash"}, ...] (forge.compiler.PerformedSideEffect.to_data)
     performed_side_effects = models.JSONField(default=list)
@@ -96,6 +103,7 @@ class PlanVersion(models.Model):
 class Decision(models.TextChoices):
     APPROVED = "approved"
     REJECTED = "rejected"
+    CHANGES_REQUESTED = "changes_requested"
 
 
 class Approval(models.Model):
@@ -116,7 +124,7 @@ class Approval(models.Model):
         blank=True,
     )
     by_policy = models.BooleanField(default=False)
-    decision = models.CharField(max_length=10, choices=Decision.choices)
+    decision = models.CharField(max_length=20, choices=Decision.choices)
     comment = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)  # what was approved
     signature = models.CharField(max_length=64, blank=True)  # plans.gate, for approvals

@@ -68,7 +68,9 @@ def _examples(*examples: dict[str, Any]) -> Any:
     return {"json_schema_extra": {"examples": list(examples)}}
 
 
-Status = Literal["draft", "has_errors", "awaiting_approval", "approved", "rejected"]
+Status = Literal[
+    "draft", "has_errors", "awaiting_approval", "approved", "rejected", "changes_requested"
+]
 ImportFormat = Literal["json", "yaml", "mermaid"]
 
 
@@ -190,7 +192,7 @@ class ApprovalOut(Schema):
     id: int
     reviewer: str = Field(description="who decided: a username, or 'policy'")
     by_policy: bool = Field(description="approved by the deployment policy (a read-only replan)")
-    decision: Literal["approved", "rejected"]
+    decision: Literal["approved", "rejected", "changes_requested"]
     comment: str
     content_hash: str = Field(description="the document's hash as the reviewer saw it")
     created_at: datetime
@@ -201,6 +203,7 @@ class ApprovalOut(Schema):
 
 
 class VersionSummaryOut(Schema):
+    id: int = Field(description="the version's id, as /versions/{id}/... names it")
     plan: int
     number: int
     status: Status
@@ -292,10 +295,51 @@ class GraphOut(Schema):
     )
 
 
+class McpUseOut(Schema):
+    server: str
+    tools: list[str]
+
+
+class StepPauseOut(Schema):
+    step: str
+    reasons: list[str]
+
+
+class DurationOut(Schema):
+    seconds: float = Field(description="the critical path of the steps' duration estimates")
+    path: list[str] = Field(description="the steps on that path, in order")
+    unknown: list[str] = Field(description="steps without a duration estimate (counted as 0)")
+    text: str
+
+
+class ImpactOut(Schema):
+    """What a version that compiles will touch, ask, cost and take
+    (``forge.compiler.impact``)."""
+
+    steps: int
+    scopes: list[str]
+    side_effects: dict[str, int] = Field(description="side-effect class: steps")
+    agent_steps: int
+    hosts: list[str]
+    hosts_unknown: list[str] = Field(description="steps whose host is decided at run time")
+    mcp: list[McpUseOut]
+    files_written: list[str]
+    files_unknown: list[str]
+    commands: list[str]
+    pauses: list[StepPauseOut] = Field(description="steps that will wait for approval")
+    reviews: list[str] = Field(description="milestones that end in a person's review")
+    plan_scopes: list[str]
+    tokens: int
+    cost: float
+    estimated_steps: int
+    duration: DurationOut
+
+
 class CompileOut(Schema):
     ok: bool
     diagnostics: list[DiagnosticOut]
     graph: GraphOut | None
+    impact: ImpactOut | None
 
 
 class FieldChangeOut(Schema):

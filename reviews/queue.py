@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import F, QuerySet
@@ -27,8 +27,10 @@ from forge.plan.references import scan
 from forge.runtime.calls import UnresolvedCall, resolve_args
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
+from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, PlannerProposal, PlanVersion, VersionStatus
 from plans.views import proposal_view
+from reviews.threads import ThreadView, threads_for_many
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
 
@@ -95,6 +97,9 @@ class Queue:
     # Versions the user wrote that wait for another approver: shown, not offered.
     own_versions: int
     own_steps: int
+    # Milestones of live runs that wait for a person's review (runs.services
+    # .review_milestone), offered to step approvers who did not write the version.
+    milestones: tuple[dict[str, Any], ...] = ()
 
 
 def queue_for(user: Any, limit: int = QUEUE_LIMIT) -> Queue:
@@ -116,7 +121,9 @@ def queue_for(user: Any, limit: int = QUEUE_LIMIT) -> Queue:
             plan_version=F("run__version__number"),
             run__version__author_id=user.pk,
         ).count()
+    milestones = tuple(_waiting_milestones(user, limit)) if can_steps else ()
     return Queue(
+        milestones=milestones,
         versions=versions,
         versions_total=versions_total,
         steps=steps,
@@ -141,11 +148,13 @@ def _waiting_versions(user: Any, limit: int) -> tuple[list[dict[str, Any]], int]
     versions = list(rows[:limit])
     baselines = _last_approved(versions)
     runs = _runs_needing_replan({version.plan_id for version in versions})
+    threads = threads_for_many(versions)
     items = [
         _version_item(
             version,
             baselines.get(version.pk),
             [run for run in runs.get(version.plan_id, []) if run["version"] < version.number],
+            threads[version.pk],
         )
         for version in versions
     ]
@@ -194,7 +203,10 @@ def _runs_needing_replan(plan_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
 
 
 def _version_item(
-    version: PlanVersion, base: PlanVersion | None, runs: list[dict[str, Any]]
+    version: PlanVersion,
+    base: PlanVersion | None,
+    runs: list[dict[str, Any]],
+    threads: list[ThreadView],
 ) -> dict[str, Any]:
     document = version.document
     diff: dict[str, Any] | None = None
@@ -221,14 +233,33 @@ def _version_item(
         "pauses": [_pause(item) for item in diagnostics if item.get("code") == "approval_required"],
         "warnings": [item for item in diagnostics if item.get("severity") == "warning"],
         "budget": budget_estimate(document),
+        "impact": impact_view(version_impact(version)),
+        "impact_changes": impact_changes(base, version) if base is not None else [],
         "baseline": base.number if base is not None else None,
         "diff": diff,
         "changes": _change_lines(diff) if diff is not None else [],
         "drift": drift,
         "runs": runs,
+        "threads": _threads_summary(threads),
         # For the page's diff graph (handed over as JSON, not rendered).
         "document": document,
         "baseline_document": base.document if base is not None else None,
+    }
+
+
+def _threads_summary(threads: list[ThreadView]) -> dict[str, Any]:
+    """A version's review threads as its queue card shows them: the unresolved ones
+    (open first, then outdated), each with its first comment."""
+    views = [view for view in threads if not view.resolved]
+    views.sort(key=lambda view: view.outdated)
+    return {
+        "open": sum(1 for view in views if view.open),
+        "outdated": sum(1 for view in views if view.outdated),
+        "shown": [
+            {**asdict(view), "first": asdict(view.comments[0]), "replies": len(view.comments) - 1}
+            for view in views
+            if view.comments
+        ],
     }
 
 
@@ -323,6 +354,53 @@ def _change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
     lines += [{"kind": "removed", "title": f"{dep}{_ARROW}{step}", "detail": "dependency removed",
                "steps": [dep, step]} for dep, step in diff["removed_edges"]]  # fmt: skip
     return lines
+
+
+def _waiting_milestones(user: Any, limit: int) -> list[dict[str, Any]]:
+    """Reached milestones of live runs that no one has reviewed since (and that no
+    resume has superseded), with the facts of their steps, oldest first."""
+    reached = (
+        RunEvent.objects.filter(
+            run__status__in=LIVE_RUN_STATUSES, event_type=EventType.MILESTONE_REACHED
+        )
+        .exclude(run__version__author_id=user.pk)
+        .select_related("run", "run__plan", "run__version")
+        .order_by("created_at", "pk")
+    )
+    items: list[dict[str, Any]] = []
+    for event in reached[: limit * 4]:
+        facts = event.facts if isinstance(event.facts, dict) else {}
+        milestone = str(facts.get("milestone", ""))
+        later = RunEvent.objects.filter(
+            run_id=event.run_id,
+            seq__gt=event.seq,
+            event_type__in=(EventType.MILESTONE_REVIEWED, EventType.RUN_RESUMED),
+        ).values_list("event_type", "facts")
+        if any(kind == EventType.RUN_RESUMED or (f or {}).get("milestone") == milestone
+               for kind, f in later):  # fmt: skip
+            continue
+        run = event.run
+        steps = [str(step) for step in facts.get("steps", [])]
+        outputs = dict(
+            StepRun.objects.filter(
+                run=run, plan_version=event.plan_version, step_id__in=steps
+            ).values_list("step_id", "output")
+        )
+        items.append(
+            {
+                "key": f"milestone-{run.pk}-{milestone}",
+                "run": {"id": run.pk, "status": run.status},
+                "plan": {"id": run.plan_id, "name": run.plan.name},
+                "version": event.plan_version,
+                "milestone": milestone,
+                "title": facts.get("title") or milestone,
+                "reached_at": event.created_at,
+                "facts": [{"step": step, "output": _pretty(outputs.get(step))} for step in steps],
+            }
+        )
+        if len(items) >= limit:
+            break
+    return items
 
 
 def _waiting_steps(user: Any, limit: int) -> tuple[list[dict[str, Any]], int]:

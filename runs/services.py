@@ -1,5 +1,6 @@
 """Every change to a run goes through here: start, approve or reject a waiting step,
-cancel, write a replan, resume with a new version, reconcile an interrupted step.
+review a milestone, cancel, write a replan, resume with a new version, reconcile an
+interrupted step.
 
 Each action checks who may do it, decides through the core Scheduler under the run's
 lock (``runs.engine.locked_run``), and writes the audit event in the same transaction;
@@ -128,6 +129,26 @@ def approve_step(
             "run",
             run.pk,
             {"step": step_id, "args_hash": args_hash, "preview_hash": shown, "comment": comment},
+        )
+    run.refresh_from_db()
+    return run
+
+
+def review_milestone(run: Run, milestone_id: str, user: Any, comment: str = "") -> Run:
+    """A person who did not author the run's version lets the run go on after a reached
+    milestone that ends in a review; the steps it held are queued (or wait for their own
+    approval). Audited as ``run.milestone_reviewed``."""
+    ensure_permission(user, "step.approve")
+    with locked_run(run.pk) as locked:
+        _not_the_author(locked.run, user)
+        locked.scheduler.review_milestone(milestone_id, _actor(user), redact_text(comment))
+        locked.to_enqueue.extend(locked.became_ready())
+        record(
+            _actor(user),
+            "run.milestone_reviewed",
+            "run",
+            run.pk,
+            {"milestone": milestone_id, "comment": comment},
         )
     run.refresh_from_db()
     return run
@@ -346,5 +367,6 @@ __all__ = [
     "reject_step",
     "resume_automatically",
     "resume_run",
+    "review_milestone",
     "start_run",
 ]

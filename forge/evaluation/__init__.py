@@ -4,7 +4,7 @@ for plan validity, execution fidelity, replan quality, end-to-end success and
 cost/latency. ``forge eval`` is its command; docs/evaluation.md its manual."""
 
 from forge.evaluation.evaluate import evaluate
-from forge.evaluation.harness import EVALUATOR, registry_of, retry_task, run_case
+from forge.evaluation.harness import EVALUATOR, registry_of, run_case
 from forge.evaluation.planners import EvalPlanner, PlannerSpecError, planner_from_spec
 from forge.evaluation.report import REPORT_VERSION, CaseResult, ReportInvalid, SuiteReport
 from forge.evaluation.scores import METRICS, Score, score_case
@@ -31,7 +31,6 @@ __all__ = [
     "planner_from_spec",
     "read_suite",
     "registry_of",
-    "retry_task",
     "run_case",
     "score_case",
 ]

@@ -2,8 +2,13 @@
 runs under the approval gate with scripted runners, and everything is written down in a
 ``CaseTrace``.
 
-The planner's answer for a version goes back to it with the compiler's errors until one
-compiles or ``max_attempts`` answers were refused (``retry_task``). The evaluation
+The planner is asked for each version as production asks it, through
+``forge.planners.proposals.propose``: an answer that is not a plan document or does not
+compile goes back to it as ``Observation.feedback`` until one compiles or
+``max_attempts`` answers were refused, and a planner that answers nothing (a model
+error, ``planner_exhausted``) ends the attempts for that version. The evaluation wraps
+the planner only to measure it: each answer's latency and what its metered model used
+(``MeteredModel``), refused answers included. The evaluation
 approves as ``EVALUATOR``, a person's name distinct from the planner's (the planner is
 the author of every version it writes, so the gate's four eyes hold: the evaluator
 approves the planner's versions and its waiting steps, never its own), with the case's
@@ -28,15 +33,17 @@ from forge.errors import ForgeError
 from forge.evaluation.outcomes import CallLog, ScriptedRunner
 from forge.evaluation.suite import Case, Suite
 from forge.evaluation.trace import CaseTrace, Proposal, ReplanTrace
+from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
 from forge.planners import Observation, PlannerPort, StructuredPlan
+from forge.planners.proposals import Attempt, PlannerFailed, propose
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.events import EventType, RunEvent
 from forge.runtime.local import LocalRun
 from forge.tools import PolicyEngine, ToolRegistry, ToolSpec
 from forge.tools.builtins import BUILTIN_TOOLS
 
-__all__ = ["EVALUATOR", "Clock", "PlannerFactory", "registry_of", "retry_task", "run_case"]
+__all__ = ["EVALUATOR", "Clock", "PlannerFactory", "registry_of", "run_case"]
 
 EVALUATOR = "forge-eval (evaluator)"
 
@@ -49,16 +56,6 @@ Clock = Callable[[], float]
 def registry_of(suite: Suite) -> ToolRegistry:
     """The catalogue the suite's plans compile against: the built-ins and its own tools."""
     return ToolRegistry((*BUILTIN_TOOLS, *suite.tools))
-
-
-def retry_task(task: str, problems: Sequence[str]) -> str:
-    """What a planner is asked after its answer was refused: the task and every problem.
-    (One place: a planner port that carries feedback itself can replace it.)"""
-    lines = "\n".join(f"- {problem}" for problem in problems)
-    return (
-        f"{task}\n\nYour previous answer was refused. Answer with the whole plan again, "
-        f"fixing every problem:\n{lines}"
-    )
 
 
 def run_case(
@@ -129,8 +126,56 @@ def run_case(
     )
 
 
+@dataclass
+class _Call:
+    """One ``plan`` call of the planner, as the evaluation measures it: how long it took,
+    what the meter moved (None: the planner has no metered model), and its answer, the
+    compile result of that answer, or the error it raised instead."""
+
+    latency_ms: float
+    metered: tuple[int, float] | None
+    plan: StructuredPlan | None = None
+    error: ForgeError | None = None
+    compiled: CompileResult | None = None
+
+
+class _Stopwatch:
+    """The planner as ``propose`` sees it, each ``plan`` call timed and metered."""
+
+    def __init__(self, planner: PlannerPort, clock: Clock) -> None:
+        self.planner, self.clock = planner, clock
+        self.calls: list[_Call] = []
+
+    def plan(self, task: str, observation: Observation) -> StructuredPlan:
+        started, before = self.clock(), self._meter()
+        try:
+            answer = self.planner.plan(task, observation)
+        except ForgeError as error:
+            self.calls.append(_Call(self._ms(started), self._moved(before), error=error))
+            raise
+        self.calls.append(_Call(self._ms(started), self._moved(before), plan=answer))
+        return answer
+
+    def _ms(self, started: float) -> float:
+        return (self.clock() - started) * 1000
+
+    def _meter(self) -> tuple[int, float] | None:
+        """What the planner's metered model used so far (``MeteredModel``), if it has one."""
+        model = getattr(self.planner, "model", None)
+        if model is None or not hasattr(model, "tokens"):
+            return None
+        return int(model.tokens), float(model.cost)
+
+    def _moved(self, before: tuple[int, float] | None) -> tuple[int, float] | None:
+        after = self._meter()
+        if before is None or after is None:
+            return None
+        return after[0] - before[0], after[1] - before[1]
+
+
 class _Proposer:
-    """Asks the planner for one version until an answer compiles, at most ``attempts``."""
+    """Asks the planner for one version through ``forge.planners.proposals.propose``, as
+    the web and the workers do, and records each answer as a ``Proposal``."""
 
     def __init__(
         self, planner: PlannerPort, compiler: GraphCompiler, attempts: int, clock: Clock
@@ -144,55 +189,60 @@ class _Proposer:
         version: int,
         performed: Iterable[PerformedSideEffect],
     ) -> tuple[list[Proposal], CompileResult | None, StructuredPlan | None]:
-        """Every answer, the compile result and plan of the last one (None: the planner
-        gave no document at all)."""
+        """Every answer, the compile result and plan of the last answer that was a plan
+        document (None: the planner gave none)."""
         performed = tuple(performed)
-        answers: list[Proposal] = []
-        asked = task
-        compiled: CompileResult | None = None
-        plan: StructuredPlan | None = None
-        for attempt in range(1, self.attempts + 1):
-            started, metered = self.clock(), self._meter()
-            try:
-                answer = self.planner.plan(asked, observation)
-            except ForgeError as exc:
-                ms = (self.clock() - started) * 1000
-                tokens, cost = self._used(metered, 0, 0.0)
-                answers.append(Proposal(version, attempt, False, (f"{exc.code}: {exc}",),
-                                        tokens=tokens, cost=cost, latency_ms=ms))  # fmt: skip
-                if exc.code == "planner_exhausted":
-                    break  # it has nothing more to say
-                asked = retry_task(task, [f"{exc.code}: {exc}"])
-                continue
-            ms = (self.clock() - started) * 1000
-            plan, compiled = answer, self.compiler.compile(answer.document, performed)
-            errors = tuple(f"{d.code}: {d.message}" for d in compiled.errors)
-            warnings = tuple(d.code for d in compiled.diagnostics if d.severity == "warning")
-            tokens, cost = self._used(metered, answer.tokens, answer.cost)
+        watch = _Stopwatch(self.planner, self.clock)
+
+        def compile(document: PlanDocument) -> CompileResult:
+            result = self.compiler.compile(document, performed)
+            watch.calls[-1].compiled = result
+            return result
+
+        failure: PlannerFailed | None = None
+        try:
+            attempts = propose(watch, task, observation, compile, self.attempts).attempts
+        except PlannerFailed as failed:
+            attempts, failure = failed.attempts, failed
+        answers = [
+            _proposal(version, attempt.number, attempt, call)
+            for attempt, call in zip(attempts, watch.calls, strict=False)
+        ]
+        if failure is not None:  # the planner answered nothing: its error is the answer
+            call = watch.calls[len(attempts)]
+            error = call.error or failure
+            tokens, cost = call.metered or (0, 0.0)
             answers.append(
-                Proposal(version, attempt, compiled.ok, errors, warnings, tokens, cost, ms,
-                         answer.model, answer.document)
+                Proposal(version, len(attempts) + 1, False, (f"{error.code}: {error}",),
+                         tokens=tokens, cost=cost, latency_ms=call.latency_ms)
             )  # fmt: skip
-            if compiled.ok:
-                break
-            asked = retry_task(task, list(errors))
-        return answers, compiled, plan
+        last = next((call for call in reversed(watch.calls) if call.plan is not None), None)
+        if last is None:
+            return answers, None, None
+        return answers, last.compiled, last.plan
 
-    def _meter(self) -> tuple[int, float] | None:
-        """What the planner's metered model used so far (``MeteredModel``), if it has one."""
-        model = getattr(self.planner, "model", None)
-        if model is None or not hasattr(model, "tokens"):
-            return None
-        return int(model.tokens), float(model.cost)
 
-    def _used(
-        self, before: tuple[int, float] | None, tokens: int, cost: float
-    ) -> tuple[int, float]:
-        """An answer's use: what the meter moved since ``before``, else what it reported."""
-        after = self._meter()
-        if before is None or after is None:
-            return tokens, cost
-        return after[0] - before[0], after[1] - before[1]
+def _proposal(version: int, number: int, attempt: Attempt, call: _Call) -> Proposal:
+    """The record of one attempt: what the meter moved (else what the answer reported),
+    the time the planner took, and each problem as ``code: message``."""
+    tokens, cost = call.metered or (attempt.tokens, attempt.cost)
+    if call.error is not None:  # not a plan document (``PlannerOutputInvalid``)
+        return Proposal(version, number, False, (f"{call.error.code}: {call.error}",),
+                        tokens=tokens, cost=cost, latency_ms=call.latency_ms)  # fmt: skip
+    assert call.plan is not None and call.compiled is not None  # propose compiles each plan
+    compiled = call.compiled
+    return Proposal(
+        version,
+        number,
+        compiled.ok,
+        tuple(f"{d.code}: {d.message}" for d in compiled.errors),
+        tuple(d.code for d in compiled.diagnostics if d.severity == "warning"),
+        tokens,
+        cost,
+        call.latency_ms,
+        attempt.model,
+        call.plan.document,
+    )
 
 
 @dataclass

@@ -1,11 +1,18 @@
-"""Which planner ``forge eval --planner SPEC`` evaluates: the one place that reads SPEC.
+"""Which planner ``forge eval --planner SPEC`` evaluates.
 
 - ``scripted:FILE``: an answers file, a YAML or JSON mapping of case id to the list of
   plan documents the planner answers for that case, in order (version 1, then each
   replan or retry). A case it does not list gets no answer (``planner_exhausted``).
-- ``llm:MODEL`` or ``openai:MODEL``: an ``LLMPlanner`` asking MODEL at an
-  OpenAI-compatible endpoint (``Endpoint``: ``--base-url``, ``FORGE_MODEL_BASE_URL``,
-  the key from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY``), offered the suite's tools.
+  This one is the evaluation's own: production's ``scripted:FILE[,FILE...]``
+  (``forge.planners.config``) is one list of plan documents for one plan, while a suite
+  needs a list per case, checked against the suite's case ids before anything runs.
+- Anything else is read by production's ``forge.planners.config.planner_from_spec``
+  (``openai:MODEL``, or ``llm:MODEL``: an ``LLMPlanner`` over the model at the
+  ``Endpoint`` of ``forge.models.config``: ``--base-url``, ``FORGE_MODEL_BASE_URL``, the
+  key from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY``), so the evaluation measures
+  the planner FORGE_PLANNER would give the web and the workers. Its model is wrapped in
+  a ``MeteredModel`` and shared by the cases; each case's planner is offered the suite's
+  tools.
 
 Each case gets a fresh planner. Bad specs and answer files raise ``PlannerSpecError``
 (``invalid_planner``).
@@ -21,11 +28,12 @@ from typing import Any
 from forge.errors import ForgeError, PlanDocumentError
 from forge.evaluation.harness import PlannerFactory
 from forge.evaluation.suite import Case, Suite
-from forge.models import Message, ModelPort, ModelReply, model_from_spec
+from forge.models import Message, ModelPort, ModelReply
 from forge.models.config import Endpoint
 from forge.plan import ImportLimits, PlanDocument, from_data
 from forge.plan.formats.yaml_safe import parse_yaml
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
+from forge.planners import config as planners_config
 from forge.tools import ToolSpec
 
 __all__ = ["EvalPlanner", "MeteredModel", "PlannerSpecError", "load_answers", "planner_from_spec"]
@@ -48,8 +56,10 @@ class EvalPlanner:
 
 
 def planner_from_spec(spec: str, suite: Suite, endpoint: Endpoint | None = None) -> EvalPlanner:
-    kind, _, rest = spec.partition(":")
-    if kind == "scripted" and rest:
+    kind, _, rest = spec.strip().partition(":")
+    if kind == "scripted":
+        if not rest:
+            raise _not_a_planner(spec)
         answers = load_answers(Path(rest), suite)
         name = f"scripted:{Path(rest).name}"
 
@@ -57,17 +67,24 @@ def planner_from_spec(spec: str, suite: Suite, endpoint: Endpoint | None = None)
             return ScriptedPlanner(answers.get(case.id, ()), name=name)
 
         return EvalPlanner(name, scripted)
-    if kind in ("llm", "openai") and rest:
-        try:
-            model = MeteredModel(model_from_spec(f"openai:{rest}", endpoint))
-        except (ForgeError, ValueError) as exc:
-            raise PlannerSpecError(f"--planner {spec}: {exc}") from None
+    try:
+        made = planners_config.planner_from_spec(spec, endpoint)
+    except planners_config.PlannerSpecError:
+        raise _not_a_planner(spec) from None
+    except (ForgeError, ValueError) as exc:
+        raise PlannerSpecError(f"--planner {spec}: {exc}") from None
+    if not isinstance(made, LLMPlanner):  # the one other kind production reads
+        raise PlannerSpecError(f"--planner {spec}: not a planner the evaluation can meter")
+    model = MeteredModel(made.model)
 
-        def llm(case: Case, tools: Sequence[ToolSpec]) -> PlannerPort:
-            return LLMPlanner(model, tools=tools)
+    def llm(case: Case, tools: Sequence[ToolSpec]) -> PlannerPort:
+        return LLMPlanner(model, tools=tools, limits=made.limits, max_chars=made.max_chars)
 
-        return EvalPlanner(f"llm:{rest}", llm, (model,))
-    raise PlannerSpecError(
+    return EvalPlanner(made.name, llm, (model,))
+
+
+def _not_a_planner(spec: str) -> PlannerSpecError:
+    return PlannerSpecError(
         f"--planner takes scripted:FILE, llm:MODEL or openai:MODEL, not {spec!r}"
     )
 

@@ -15,6 +15,7 @@ __all__ = [
     "Budget",
     "DoneWhen",
     "Estimate",
+    "Milestone",
     "PlanDocument",
     "ReplanMode",
     "RiskLevel",
@@ -53,6 +54,7 @@ class Estimate:
 
     tokens: int = 0
     cost: float = 0.0
+    seconds: float | None = None  # how long the step is expected to take; None: unknown
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,18 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Milestone:
+    """A named group of steps. With ``review``, the run pauses once every step of the
+    milestone has succeeded: no later milestone's step starts until a person other than
+    the version's author has looked at the facts so far and let the run continue."""
+
+    id: str
+    title: str = ""
+    steps: tuple[str, ...] = ()
+    review: bool = False
+
+
+@dataclass(frozen=True)
 class PlanDocument:
     goal: str
     steps: tuple[Step, ...]
@@ -93,6 +107,7 @@ class PlanDocument:
     budget: Budget = field(default_factory=Budget)
     max_replans: int = 3
     replan: ReplanMode = "manual"
+    milestones: tuple[Milestone, ...] = ()
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:

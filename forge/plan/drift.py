@@ -2,8 +2,8 @@
 
 A replan may change anything, but dropping a constraint (an approval requirement, a
 step the deliverable depended on, a budget limit, the replan cap, the risk level, a
-person writing each replan) is
-drift, and a person must approve the new version before a run resumes on it.
+person writing each replan, a milestone's review) is drift, and a person must approve
+the new version before a run resumes on it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ def detect_drift(parent: PlanDocument, child: PlanDocument) -> tuple[str, ...]:
         dropped.append("replans became automatic (replan: auto)")
     if RISK_LEVELS.index(child.risk_level) < RISK_LEVELS.index(parent.risk_level):
         dropped.append(f"risk_level lowered from {parent.risk_level} to {child.risk_level}")
+    reviewed = {milestone.id for milestone in child.milestones if milestone.review}
+    for milestone in parent.milestones:
+        if milestone.review and milestone.id not in reviewed:
+            dropped.append(f"milestone {milestone.id!r} no longer ends in a review")
     return tuple(dropped)
 
 

@@ -46,6 +46,11 @@ PLAN_SCHEMA: dict[str, Any] = {
             "worker when a run needs a replan (it still passes the approval gate)",
         },
         "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}},
+        "milestones": {
+            "type": "array",
+            "description": "groups of steps in run order; review: the run pauses after it",
+            "items": {"$ref": "#/$defs/milestone"},
+        },
     },
     "$defs": {
         "step": {
@@ -93,9 +98,20 @@ PLAN_SCHEMA: dict[str, Any] = {
                 "estimate": {
                     "type": "object",
                     "additionalProperties": False,
-                    "properties": {"tokens": _COUNT, "cost": _AMOUNT},
+                    "properties": {"tokens": _COUNT, "cost": _AMOUNT, "seconds": _AMOUNT},
                 },
             },
-        }
+        },
+        "milestone": {
+            "type": "object",
+            "required": ["id", "steps"],
+            "additionalProperties": False,
+            "properties": {
+                "id": _ID,
+                "title": {"type": "string"},
+                "steps": {"type": "array", "items": _ID},
+                "review": {"type": "boolean"},
+            },
+        },
     },
 }

@@ -43,6 +43,11 @@ class EventType:
     STEP_RECONCILED = "step_reconciled"
     STEP_RESET = "step_reset"
     STEP_CANCELLED = "step_cancelled"
+    # A milestone that ends in a review: every step of it succeeded, the run pauses
+    # before the next milestone (facts: milestone, title, steps); a person let it go on
+    # (actor; facts: milestone, comment).
+    MILESTONE_REACHED = "milestone_reached"
+    MILESTONE_REVIEWED = "milestone_reviewed"
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,16 @@ drift, which keeps the run on its last approved version until ``accept_drift`` s
 person accepts it. Steps waiting for approval are approved by ``approver`` with their
 preview, unless ``review_step`` (asked first, with the step's call and preview) answers
 with a comment: then ``approver`` rejects the step with it, as a person who changed the
-requirement does, and the run needs a replan. Every approval is reported to
-``on_approval``, so whoever runs this sees what was approved in their name. A planner
+requirement does, and the run needs a replan. A milestone that ends in a review is
+reviewed in ``approver``'s name with the facts of its steps. Every approval is reported
+to ``on_approval``, so whoever runs this sees what was approved in their name. A planner
 that fails (out of versions, model unreachable, invalid output) leaves the run in
 ``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,9 +60,9 @@ __all__ = [
 class ApprovalNotice:
     """An approval given in someone's name: what, by whom, and what it lets happen."""
 
-    kind: Literal["version", "step"]
+    kind: Literal["version", "step", "milestone"]
     approver: str
-    subject: str  # "version 2", "step publish"
+    subject: str  # "version 2", "step publish", "milestone gather"
     details: str  # several lines: hashes, drift, side effects, the step's preview
 
 
@@ -273,6 +275,16 @@ class LocalRun:
                 text = str(preview.get("text", ""))
                 self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", text))
             self._flush(scheduler)
+        for milestone in scheduler.state.awaiting_review:
+            if scheduler.state.status not in ("running", "awaiting_approval"):
+                break  # a step was rejected: the run needs a replan first
+            scheduler.review_milestone(milestone, self.approver, "reviewed with forge run")
+            if self.on_approval is not None:
+                facts = _milestone_facts(scheduler, milestone)
+                self.on_approval(
+                    ApprovalNotice("milestone", self.approver, f"milestone {milestone}", facts)
+                )
+            self._flush(scheduler)
 
     def _rejected(self, scheduler: Scheduler, step_id: str) -> bool:
         """Whether ``review_step`` answered for the step with a comment, which rejects it."""
@@ -346,3 +358,14 @@ def _latest_preview(events: Sequence[RunEvent], step_id: str) -> Mapping[str, An
             preview = event.facts.get("preview") if isinstance(event.facts, Mapping) else None
             return preview if isinstance(preview, Mapping) else None
     return None
+
+
+def _milestone_facts(scheduler: Scheduler, milestone_id: str) -> str:
+    """The facts of a reached milestone's steps, a line each, for the person in whose
+    name it is reviewed."""
+    steps = next(m.steps for m in scheduler.graph.document.milestones if m.id == milestone_id)
+    lines = []
+    for step_id in steps:
+        output = json.dumps(scheduler.state.steps[step_id].output, ensure_ascii=False, default=str)
+        lines.append(f"{step_id}: {output[:200]}")
+    return "\n".join(lines)

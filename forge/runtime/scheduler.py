@@ -15,6 +15,13 @@ so no path can start a step of a version that is not approved as it stands. A st
 waiting for approval carries its preview (from the injected ``Previewer``) in its
 event; its approval binds the arguments' and the preview's hashes.
 
+Milestones that end in a review (``forge.compiler.milestones``) pause the run: once
+every step of one has succeeded, ``milestone_reached`` is written and no step of a later
+milestone becomes ready until ``review_milestone`` records a person's review
+(``milestone_reviewed``); with nothing else to do the run is ``awaiting_approval`` in the
+meantime, as for a step approval, and it cannot succeed while a review is due. Who may
+review (someone other than the version's author) is the host's check, as for steps.
+
 A step whose arguments take values from earlier steps' outputs is resolved when it
 becomes ready (``call``, through ``forge.runtime.calls``): its approval, preview and
 events name the resolved call, and the host runs exactly that call. A step whose call
@@ -25,16 +32,18 @@ with the reason, before anyone is asked to approve it.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from forge.compiler import ExecutableGraph, ExecutableNode, ToolBinding
+from forge.compiler.milestones import review_holds
 from forge.errors import ForgeError
 from forge.runtime.calls import UnresolvedCall, call_of
 from forge.runtime.contracts import check_output, verdict_data
 from forge.runtime.events import EventType, RunEvent
 from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
 from forge.runtime.previews import Previewer
+from forge.runtime.reservations import DEFAULT_ALLOWANCE, StepAllowance, reservation
 from forge.runtime.results import ToolResult
 from forge.runtime.state import RunState, apply_event
 from forge.runtime.status import FINAL_RUN_STATUSES, StepStatus
@@ -77,8 +86,17 @@ class Scheduler:
         max_concurrency: int = 0,
         gate: ApprovalGate | None = None,
         previewer: Previewer | None = None,
+        allowance: StepAllowance = DEFAULT_ALLOWANCE,
+        max_lease_retries: int = 3,
     ) -> None:
+        if max_lease_retries < 0:
+            raise ValueError(f"max_lease_retries must not be negative, got {max_lease_retries}")
         self.graph = graph
+        # What an agent step without an estimate reserves (forge.runtime.reservations).
+        self.allowance = allowance
+        # How many times a repeatable step whose worker was lost is started again before
+        # it fails (``interrupt``).
+        self.max_lease_retries = max_lease_retries
         self.plan_id = plan_id
         self.state = state or RunState.new(run_id, graph.order, plan_version=plan_version)
         self.max_concurrency = max_concurrency
@@ -105,6 +123,10 @@ class Scheduler:
         # graph (and clears this).
         self._calls: dict[str, ToolBinding] = {}
         self._calls_graph: ExecutableGraph | None = None
+        # Per graph: the reviews that hold each step, and each reviewed milestone's steps.
+        self._holds: dict[str, tuple[str, ...]] = {}
+        self._reviewed_steps: dict[str, tuple[str, ...]] = {}
+        self._milestones_graph: ExecutableGraph | None = None
 
     # -- graphlib's shape -------------------------------------------------------------
 
@@ -143,22 +165,35 @@ class Scheduler:
             admitted.append(step_id)
         return tuple(admitted)
 
-    def next_ready(self) -> str | None:
-        """The first ready step in topological order, without admitting it (a host that
-        has a free hand asks which step to take next)."""
+    def next_ready(self, skip: Callable[[str], bool] | None = None) -> str | None:
+        """The first ready step in topological order that ``skip`` does not rule out,
+        without admitting it (a host that has a free hand asks which step to take)."""
         heap = self._ready()
+        passed: list[tuple[int, str]] = []
+        found = None
         while heap:
             step_id = heap[0][1]
             step = self.state.steps.get(step_id)
-            if step is not None and step.status == "ready":
-                return step_id
-            heapq.heappop(heap)
-        return None
+            if step is None or step.status != "ready":
+                heapq.heappop(heap)
+            elif skip is not None and skip(step_id):
+                passed.append(heapq.heappop(heap))
+            else:
+                found = step_id
+                break
+        for entry in passed:
+            heapq.heappush(heap, entry)
+        return found
 
     def admit(self, step_id: str) -> bool:
         """Start one ready step if the run, the concurrency limit and the budget allow it
         (a worker that was handed this step asks for exactly it). A step the budget
-        cannot admit ends the run ``budget_exhausted``."""
+        cannot admit ends the run ``budget_exhausted``, and every step that has not
+        started then is cancelled with that reason: nothing stays ready or pending.
+
+        A step reserves its estimate, or, for an agent step without one, the
+        allowance (``forge.runtime.reservations``), so the steps running together never
+        reserve more than the budget has left."""
         step = self.state.steps.get(step_id)
         if self.state.status != "running" or step is None or step.status != "ready":
             return False
@@ -179,14 +214,19 @@ class Scheduler:
         except UnresolvedCall as unresolved:
             self._unresolved(step_id, unresolved)
             return False
-        estimate = self.graph.nodes[step_id].step.estimate
-        tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
+        tokens, cost = reservation(
+            self.graph.nodes[step_id], self.graph.document.budget, self.allowance
+        )
         if not self._budget().can_reserve(1, tokens, cost):
-            self._run_transition(
-                EventType.RUN_BUDGET_EXHAUSTED,
-                "budget_exhausted",
-                reason=f"budget cannot admit step {step_id!r}",
-            )
+            reason = f"budget cannot admit step {step_id!r}"
+            self._run_transition(EventType.RUN_BUDGET_EXHAUSTED, "budget_exhausted", reason=reason)
+            for never_started in self.state.with_status("pending", "ready", "awaiting_approval"):
+                self._step(
+                    EventType.STEP_CANCELLED,
+                    never_started,
+                    "cancelled",
+                    reason=f"the run's budget is exhausted ({reason})",
+                )
             return False
         self._step(EventType.STEP_STARTED, step_id, "running", tokens=tokens, cost=cost)
         return True
@@ -248,6 +288,7 @@ class Scheduler:
                 verdict=verdict_json,
                 usage=result,
             )
+            self._reach(step_id)
             self._advance(self.graph.dependents(step_id))
         self._forget_call(step_id)
         return self.events[mark:]
@@ -338,18 +379,54 @@ class Scheduler:
         return self.events[mark:]
 
     def interrupt(self, step_id: str, reason: str = "worker lost") -> list[RunEvent]:
-        """A worker died mid-step: retry what is safe to repeat, else ask a person."""
+        """A worker died mid-step: retry what is safe to repeat, at most
+        ``max_lease_retries`` times (then the step fails and the run needs a replan),
+        else ask a person. The lost attempt is charged what it reserved: what it really
+        used died with its worker."""
         mark = len(self.events)
         self._expect_step(step_id, "running")
-        if repeatable(self.graph.nodes[step_id]) and self.state.status not in FINAL_RUN_STATUSES:
-            self._step(EventType.STEP_RETRIED, step_id, "ready", reason=f"{reason}; retrying")
-        else:
+        step = self.state.steps[step_id]
+        lost = step.interruptions + 1
+        tokens, cost = step.reserved_tokens, step.reserved_cost
+        if not repeatable(self.graph.nodes[step_id]):
             self._step(
                 EventType.STEP_NEEDS_RECONCILIATION,
                 step_id,
                 "needs_reconciliation",
                 reason=f"{reason}; a non-repeatable side effect may have happened",
+                tokens=tokens,
+                cost=cost,
             )
+        elif self.state.status in FINAL_RUN_STATUSES:
+            self._step(
+                EventType.STEP_FAILED,
+                step_id,
+                "failed",
+                reason=f"{reason}; the run is {self.state.status}",
+                tokens=tokens,
+                cost=cost,
+            )
+        elif lost <= self.max_lease_retries:
+            self._step(
+                EventType.STEP_RETRIED,
+                step_id,
+                "ready",
+                reason=f"{reason}; retrying ({lost} of {self.max_lease_retries})",
+                facts={"interruptions": lost},
+                tokens=tokens,
+                cost=cost,
+            )
+        else:
+            self._step(
+                EventType.STEP_FAILED,
+                step_id,
+                "failed",
+                reason=f"{reason}; the step lost its worker {lost} times, more than the "
+                f"{self.max_lease_retries} retries allowed",
+                tokens=tokens,
+                cost=cost,
+            )
+            self._needs_replan(step_id)
         return self.events[mark:]
 
     def reconcile(
@@ -368,6 +445,7 @@ class Scheduler:
             reason=comment if not succeeded else "",
         )
         if succeeded:
+            self._reach(step_id)
             self._advance(self.graph.dependents(step_id))
         else:
             self._needs_replan(step_id)
@@ -385,9 +463,15 @@ class Scheduler:
         again; everything else starts over. Raises ``GateRefused`` (and writes nothing)
         unless the gate clears ``approval`` for ``graph``, as ``prepare`` does."""
         mark = len(self.events)
-        if self.state.status != "needs_replan":
+        if self.state.status not in ("needs_replan", "budget_exhausted"):
             raise TransitionRefused(
-                f"only a run that needs a replan can resume, not {self.state.status}"
+                "only a run that needs a replan or exhausted its budget can resume, "
+                f"not {self.state.status}"
+            )
+        if self.state.count("running"):
+            raise TransitionRefused(
+                f"{self.state.count('running')} step(s) of the run still run; resume once "
+                "they finished and their use is known"
             )
         cleared = self._clear(graph, approval, plan_version)
         preserved: list[str] = []
@@ -405,9 +489,17 @@ class Scheduler:
             ):
                 kept.add(step_id)
                 preserved.append(step_id)
+        kept_reviews = [
+            milestone.id
+            for milestone in graph.document.milestones
+            if milestone.review
+            and self.state.reviews.get(milestone.id) == "reviewed"
+            and all(step_id in kept for step_id in milestone.steps)
+        ]
         facts = {
             "steps": list(graph.order),
             "preserved": preserved,
+            "reviewed": kept_reviews,
             "reset": [sid for sid in graph.order if sid not in kept],
             "added": [sid for sid in graph.order if sid not in self.graph.nodes],
             "removed": [sid for sid in self.graph.order if sid not in graph.nodes],
@@ -422,12 +514,49 @@ class Scheduler:
                 plan_id=self.plan_id,
                 plan_version=plan_version,
                 event_type=EventType.RUN_RESUMED,
-                transition=("needs_replan", "running"),
+                transition=(self.state.status, "running"),
                 facts=facts,
                 actor=actor,
             )
         )
+        for milestone in graph.document.milestones:  # one whose steps were all preserved
+            if milestone.review and milestone.steps:
+                self._reach(milestone.steps[0])
         self._advance(graph.order)
+        return self.events[mark:]
+
+    def review_milestone(self, milestone_id: str, actor: str, comment: str = "") -> list[RunEvent]:
+        """A person looked at the facts of a reached milestone and lets the run go on:
+        the steps it held become ready (or wait for their own approval)."""
+        mark = len(self.events)
+        if self.state.status not in ("running", "awaiting_approval"):
+            raise TransitionRefused(f"run is {self.state.status}: no milestone review is due")
+        status = self.state.reviews.get(milestone_id)
+        if status != "awaiting":
+            known = any(m.id == milestone_id for m in self.graph.document.milestones)
+            raise TransitionRefused(
+                f"milestone {milestone_id!r} "
+                + (
+                    "is not in this plan"
+                    if not known
+                    else "was reviewed already"
+                    if status == "reviewed"
+                    else "has steps that have not succeeded yet"
+                ),  # fmt: skip
+                code="not_found" if not known else "transition_refused",
+            )
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                event_type=EventType.MILESTONE_REVIEWED,
+                facts={"milestone": milestone_id, "comment": comment},
+                actor=actor,
+            )
+        )
+        self._advance(self.graph.order)
         return self.events[mark:]
 
     # -- decisions --------------------------------------------------------------------
@@ -482,7 +611,7 @@ class Scheduler:
             if steps[step_id].status != "pending":
                 continue
             node = self.graph.nodes[step_id]
-            if self._unmet_dependencies(step_id):
+            if self._unmet_dependencies(step_id) or self._held(step_id):
                 continue
             try:
                 call = self.call(step_id)
@@ -495,6 +624,51 @@ class Scheduler:
                 self._step(EventType.STEP_READY, step_id, "ready")
             steps = self.state.steps
         self._settle_run_status()
+
+    def _milestone_tables(self) -> None:
+        if self._milestones_graph is not self.graph:
+            document = self.graph.document
+            self._holds = dict(review_holds(document))
+            self._reviewed_steps = {m.id: m.steps for m in document.milestones if m.review}
+            self._milestones_graph = self.graph
+
+    def _held(self, step_id: str) -> bool:
+        """Whether an earlier milestone's review has not been given yet."""
+        self._milestone_tables()
+        holds = self._holds.get(step_id)
+        if not holds:
+            return False
+        reviews = self.state.reviews
+        return any(reviews.get(milestone) != "reviewed" for milestone in holds)
+
+    def _reach(self, step_id: str) -> None:
+        """Write ``milestone_reached`` when ``step_id`` completes a milestone that ends in
+        a review (every step of it succeeded) and that was not reached before."""
+        self._milestone_tables()
+        if not self._reviewed_steps:
+            return
+        steps = self.state.steps
+        for milestone, members in self._reviewed_steps.items():
+            if step_id not in members or milestone in self.state.reviews:
+                continue
+            if all(steps[member].status in ("succeeded", "skipped") for member in members):
+                self._emit(
+                    RunEvent(
+                        run_id=self.state.run_id,
+                        seq=self.state.last_seq + 1,
+                        plan_id=self.plan_id,
+                        plan_version=self.state.plan_version,
+                        event_type=EventType.MILESTONE_REACHED,
+                        blocked_reason=f"milestone {milestone!r} waits for a person's review",
+                        facts={
+                            "milestone": milestone,
+                            "title": next(
+                                m.title for m in self.graph.document.milestones if m.id == milestone
+                            ),
+                            "steps": list(members),
+                        },
+                    )
+                )
 
     def _unresolved(self, step_id: str, unresolved: UnresolvedCall) -> None:
         """The step's call cannot be made from its ancestors' outputs: it fails, before
@@ -561,17 +735,22 @@ class Scheduler:
         state = self.state
         if state.status not in ("running", "awaiting_approval"):
             return
-        if state.count("succeeded") + state.count("skipped") == len(state.steps):
+        reviews = state.awaiting_review
+        if state.count("succeeded") + state.count("skipped") == len(state.steps) and not reviews:
             self._run_transition(EventType.RUN_SUCCEEDED, "succeeded")
         elif (
             state.status == "running"
-            and state.count("awaiting_approval")
+            and (state.count("awaiting_approval") or reviews)
             and not (state.count("ready") or state.count("running"))
         ):
+            reason = "steps wait for approval"
+            if reviews:
+                names = ", ".join(repr(m) for m in reviews)
+                reason = f"milestone {names} waits for a person's review" + (
+                    "; steps wait for approval" if state.count("awaiting_approval") else ""
+                )
             self._run_transition(
-                EventType.RUN_AWAITING_APPROVAL,
-                "awaiting_approval",
-                reason="steps wait for approval",
+                EventType.RUN_AWAITING_APPROVAL, "awaiting_approval", reason=reason
             )
         elif state.status == "awaiting_approval" and state.count("ready"):
             self._run_transition(EventType.RUN_CONTINUED, "running")
@@ -714,11 +893,13 @@ class Scheduler:
         (a shell command has no tokens, a built-in no cost) is charged at the step's
         estimate, which admission reserved, so unreported use can never overspend."""
         charged_tokens, charged_cost = tokens, cost
-        if usage is not None:
-            reserved = self.state.steps[step_id]
-            charged_tokens = usage.tokens or reserved.reserved_tokens
-            charged_cost = usage.cost or reserved.reserved_cost
         node = self.graph.nodes.get(step_id)
+        if usage is not None:
+            # the estimate, not the reservation: an agent step's allowance is a ceiling,
+            # and an agent reports its whole use
+            estimate = node.step.estimate if node is not None else None
+            charged_tokens = usage.tokens or (estimate.tokens if estimate else 0)
+            charged_cost = usage.cost or (estimate.cost if estimate else 0.0)
         binding = node.binding if node is not None else None
         if binding is not None and not binding.concrete and not args_hash:
             # the resolved call's hash once it can be resolved, the same in every process

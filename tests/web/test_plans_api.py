@@ -36,6 +36,7 @@ def args_hash(args):
 def summary(version, **fields):
     """The list form of a version, from what the test saved."""
     return {
+        "id": version.pk,
         "plan": version.plan_id,
         "number": version.number,
         "status": version.status,
@@ -101,6 +102,7 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
         "created_at": json_time(plan.created_at),
         "status": "awaiting_approval",
         "latest_version": {
+            "id": version.pk,
             "plan": plan.pk,
             "number": 1,
             "status": "awaiting_approval",
@@ -716,6 +718,30 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
             "edges": [["read", "publish"]],
             "data_edges": [],
         },
+        "impact": {
+            "steps": 2,
+            "scopes": ["compute", "file_read"],
+            "side_effects": {"none": 1, "read": 1},
+            "agent_steps": 0,
+            "hosts": [],
+            "hosts_unknown": [],
+            "mcp": [],
+            "files_written": [],
+            "files_unknown": [],
+            "commands": [],
+            "pauses": [],
+            "reviews": [],
+            "plan_scopes": [],
+            "tokens": 0,
+            "cost": 0.0,
+            "estimated_steps": 0,
+            "duration": {
+                "seconds": 0.0,
+                "path": ["read"],
+                "unknown": ["read", "publish"],
+                "text": "unknown (2 steps have no duration estimate)",
+            },
+        },
     }
     assert Plan.objects.count() == 0
     assert AuditEvent.objects.count() == events
@@ -733,6 +759,7 @@ def test_compile_reports_every_error_and_no_graph(api_client, author):
             "goal": "g", "steps": [{"id": "a", "depends_on": ["zz"], "tool": "nope"}],
         })).to_data()["diagnostics"],
         "graph": None,
+        "impact": None,
     }  # fmt: skip
     codes = [d["code"] for d in response.json()["diagnostics"]]
     assert {"missing_dependency", "unknown_tool"} <= set(codes)

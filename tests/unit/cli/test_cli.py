@@ -42,7 +42,62 @@ def test_compile_exits_0_for_a_clean_plan():
     result = forge("compile", "examples/release-notes.yaml")
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "examples/release-notes.yaml: compiles\n"
+    assert result.stdout.splitlines()[0] == "examples/release-notes.yaml: compiles"
+
+
+def test_compile_prints_the_impact_of_a_plan_that_compiles():
+    result = forge("compile", "examples/release-notes.yaml")
+
+    lines = result.stdout.splitlines()
+    assert lines[1] == "examples/release-notes.yaml: impact"
+    impact = "\n".join(lines[2:])
+    assert "  scopes: compute, file_read, file_write, shell" not in impact  # no echo here
+    assert "  scopes: file_read, file_write, shell" in impact
+    assert "  files written: CHANGELOG.txt, RELEASE-NOTES.md" in impact
+    assert "  commands: wc -l CHANGELOG.txt" in impact
+    assert "  side effects: read 1, write 3" in impact
+    assert "  duration: unknown (4 steps have no duration estimate)" in impact
+
+
+def test_compile_json_carries_the_impact_and_hints(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        "goal: Publish\nsteps:\n  - {id: w, description: Write the board review, tool: "
+        "file_write, args: {path: board.md, content: x}, estimate: {seconds: 40}}\n",
+    )
+
+    data = json.loads(forge("compile", str(plan), "--json").stdout)
+
+    assert data["impact"]["files_written"] == ["board.md"]
+    assert data["impact"]["duration"] == {
+        "seconds": 40.0, "path": ["w"], "unknown": [], "text": "about 40 s",
+    }  # fmt: skip
+    hints = {d["code"]: d.get("hint", "") for d in data["diagnostics"]}
+    assert hints["missing_done_when"].startswith("add done_when")
+    assert hints["missing_rollback_hint"].startswith("add rollback_hint")
+    text = forge("compile", str(plan)).stdout
+    assert "  fix: add rollback_hint: how a person undoes the change" in text
+
+
+def test_a_long_plan_without_milestones_warns_past_the_environments_size(tmp_path):
+    steps = "".join(
+        f"  - {{id: s{n}, description: Echo section {n} of the report, tool: echo, "
+        f"depends_on: [{'s' + str(n - 1) if n else ''}], done_when: {{required_keys: [n]}}, "
+        f"args: {{n: {n}}}}}\n"
+        for n in range(4)
+    )
+    plan = write(tmp_path / "plan.yaml", f"goal: Long\nsteps:\n{steps}")
+
+    quiet = forge("compile", str(plan))
+    env = {**os.environ, "FORGE_MILESTONE_WARN_STEPS": "3"}
+    env = {k: v for k, v in env.items() if not k.startswith("DJANGO")}
+    loud = subprocess.run(
+        [sys.executable, "-m", "forge.cli", "compile", str(plan)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )  # fmt: skip
+
+    assert "plan_without_milestones" not in quiet.stdout
+    assert "warning[plan_without_milestones] plan has 4 steps and no milestones" in loud.stdout
 
 
 def test_compile_exits_1_and_names_each_problem_and_its_steps(tmp_path):

@@ -120,7 +120,9 @@ def test_an_llm_planner_is_evaluated_against_an_openai_compatible_server(
     assert [p["tokens"] for p in case["proposals"]] == [40, 60]
     assert len(fake_openai.requests) == 2
     second = fake_openai.messages(1)[-1]["content"]
-    assert "Your previous answer was refused." in second
+    # told as the web and the workers tell it (forge.planners.proposals)
+    assert "Your answer 1 was refused; write the whole plan again" in second
+    assert 'Your refused answer: <tool-data>"Here is my plan!"</tool-data>' in second
     tools = fake_openai.messages(0)[0]["content"]
     assert "- erp.update_supplier (scope erp_write, side effect production)" in tools
 

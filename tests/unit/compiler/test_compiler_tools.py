@@ -163,7 +163,7 @@ def test_an_agent_step_with_arguments_is_refused_rather_than_ignored(step, compi
 
 def test_a_step_whose_scope_the_plan_lists_waits_for_approval(step, compile_plan):
     result = compile_plan(
-        [step("a", tool="shell", args={"argv": ["make", "report"]})],
+        [step("a", tool="shell", args={"argv": ["make", "report"]}, rollback_hint="make clean")],
         requires_approval_before=["shell"],
     )
 
@@ -213,7 +213,15 @@ def test_a_high_risk_tool_waits_for_approval_whatever_the_plan_says(step):
 
 def test_an_agent_step_waits_for_approval_when_any_allowed_tool_would(step, compile_plan):
     result = compile_plan(
-        [step("a", tool=None, args=None, tools_allowed=["file_read", "shell", "http_request"])],
+        [
+            step(
+                "a",
+                tool=None,
+                args=None,
+                tools_allowed=["file_read", "shell", "http_request"],
+                rollback_hint="undo what the agent reports it changed",
+            )
+        ],
         requires_approval_before=["shell", "http"],
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from forge.evaluation import (
     EVALUATOR,
@@ -17,6 +18,7 @@ from forge.evaluation import (
     score_case,
 )
 from forge.evaluation.scores import fidelity, replan_quality, success, validity
+from forge.models import ModelError
 from forge.plan import from_data
 from forge.planners import ScriptedPlanner
 
@@ -54,7 +56,14 @@ def plan(*steps, **fields):
     return from_data(data)
 
 
-ECHO = plan({"id": "say", "tool": "echo", "args": {"text": "hello"}})
+ECHO = plan(
+    {
+        "id": "say",
+        "tool": "echo",
+        "args": {"text": "hello"},
+        "done_when": {"required_keys": ["text"]},
+    }
+)
 BROKEN = plan({"id": "say", "tool": "shout", "args": {}})
 
 
@@ -96,20 +105,69 @@ def test_validity_fails_when_no_answer_compiles_within_the_bound():
     assert success(case, trace).passed is False
 
 
-def test_a_refused_answer_goes_back_to_the_planner_with_its_problems():
-    asked = []
+def test_a_refused_answer_goes_back_to_the_planner_as_feedback_as_in_production():
+    planner = ScriptedPlanner([BROKEN, ECHO])
 
-    class Recording(ScriptedPlanner):
+    trace = run_case(SUITE, SUITE.case("echo"), lambda c, tools: planner)
+
+    first, second = planner.observations
+    assert first.feedback is None
+    assert second.feedback is not None and second.feedback.attempt == 1
+    # forge.planners.proposals' wording, the one the web and the workers use
+    assert second.feedback.problems == (
+        "[unknown_tool] step 'say' uses unknown tool 'shout' (steps say)",
+    )
+    assert [p.compiled for p in trace.first] == [False, True]
+
+
+def test_a_planner_that_runs_out_of_answers_ends_the_attempts_with_its_error():
+    _, trace = run("echo", BROKEN)  # max_attempts: 2, one answer
+
+    assert [(p.attempt, p.compiled) for p in trace.first] == [(1, False), (2, False)]
+    assert trace.first[1].errors == (
+        "planner_exhausted: the scripted planner has no plan left after 1",
+    )
+    assert trace.status == "not_compiled" and validity(trace).value == 0.0
+
+
+def test_a_planner_that_fails_to_answer_is_not_asked_again_as_in_production():
+    class Timeout(ScriptedPlanner):
         def plan(self, task, observation):
-            asked.append(task)
+            if not self.observations:
+                self.observations.append(observation)
+                raise ModelError("the model did not answer in 60 s", code="model_timeout")
             return super().plan(task, observation)
 
-    case = SUITE.case("echo")
-    run_case(SUITE, case, lambda c, tools: Recording([BROKEN, ECHO]))
+    planner = Timeout([ECHO])
 
-    assert asked[0] == "Echo hello"
-    assert asked[1].startswith("Echo hello\n\nYour previous answer was refused.")
-    assert "- unknown_tool: step 'say' uses unknown tool 'shout'" in asked[1]
+    trace = run_case(SUITE, SUITE.case("echo"), lambda c, tools: planner)
+
+    assert [p.errors for p in trace.first] == [
+        ("model_timeout: the model did not answer in 60 s",),
+    ]
+    assert trace.status == "not_compiled" and len(planner.observations) == 1
+
+
+def test_each_answer_is_timed_and_charged_what_its_metered_model_used():
+    ticks = iter(range(0, 1000, 2))  # each reading of the clock is 2 s later
+
+    class Metered(ScriptedPlanner):
+        def __init__(self, documents):
+            super().__init__(documents)
+            self.model = SimpleNamespace(tokens=0, cost=0.0)
+
+        def plan(self, task, observation):
+            self.model.tokens += 7
+            self.model.cost += 0.5
+            return super().plan(task, observation)
+
+    trace = run_case(SUITE, SUITE.case("echo"), lambda c, tools: Metered([BROKEN, ECHO]),
+                     clock=lambda: float(next(ticks)))  # fmt: skip
+
+    assert [(p.tokens, p.cost, p.latency_ms) for p in trace.first] == [
+        (7, 0.5, 2000.0), (7, 0.5, 2000.0),
+    ]  # fmt: skip
+    assert trace.planner_tokens == 14
 
 
 # --- the gate -----------------------------------------------------------------------------

@@ -253,6 +253,32 @@ export const STYLE = [
     style: { width: 1, height: 1, opacity: 0, label: "" },
   },
   { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
+  // Milestones (graph/milestones.js): a band behind each one's steps, titled at its top.
+  {
+    selector: "node.milestone-band",
+    style: {
+      shape: "round-rectangle",
+      width: "data(w)",
+      height: "data(h)",
+      "background-color": "#eef2fb",
+      "background-opacity": 0.55,
+      "border-width": 1,
+      "border-style": "dashed",
+      "border-color": "#9aa8c7",
+      label: "data(label)",
+      "text-valign": "top",
+      "text-halign": "center",
+      "text-margin-y": 17,
+      "text-wrap": "none",
+      "font-size": 11,
+      "font-weight": 600,
+      color: "#4a5775",
+      "z-index-compare": "manual",
+      "z-index": 0,
+      events: "no",
+    },
+  },
+  { selector: "node.milestone-band.review", style: { "border-color": "#b7791f", "border-width": 1.5 } },
 ];
 
 // Above this many nodes the graph is drawn for speed: straight edges, and labels only
