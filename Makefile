@@ -50,6 +50,8 @@ bench: $(STAMP) ## Run every benchmark (each against a baseline measured in the 
 	$(BIN)/python -m bench.overhead
 	$(BIN)/python -m bench.api_compile
 	$(BIN)/python -m bench.stream
+	$(BIN)/python -m bench.worker_path
+	$(BIN)/python -m bench.scale_out
 	$(BIN)/python -m bench.crowd
 	$(BIN)/python -m bench.editor
 	$(BIN)/python -m bench.pages

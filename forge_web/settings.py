@@ -288,7 +288,7 @@ NINJA_MAX_PER_PAGE_SIZE = FORGE_API_PAGE_SIZE
 # over), else in the repository; production should point it at append-only storage
 # that every process shares (docs/security.md).
 _sqlite_file = (
-    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    DATABASES["default"]["ENGINE"] in ("django.db.backends.sqlite3", "forge_web.sqlite")
     and str(DATABASES["default"]["NAME"])
     and ":memory:" not in str(DATABASES["default"]["NAME"])
 )
@@ -310,6 +310,10 @@ FORGE_AUDIT_VERIFY_INTERVAL = envint("FORGE_AUDIT_VERIFY_INTERVAL", 60, minimum=
 FORGE_WORKSPACES = envstr("FORGE_WORKSPACES", str(BASE_DIR / "workspaces"))
 # How long a worker holds a step without a heartbeat before another may take it over.
 FORGE_STEP_LEASE_SECONDS = envint("FORGE_STEP_LEASE_SECONDS", 30, minimum=1)
+# How many steps one worker process runs at once (threads: runs.slots). Steps mostly wait
+# on models, HTTP and subprocesses, so a worker holds several; on PostgreSQL each slot
+# keeps a database connection.
+FORGE_WORKER_CONCURRENCY = envint("FORGE_WORKER_CONCURRENCY", 8, minimum=1)
 # How many times a repeatable step whose worker stopped answering (its lease expired) is
 # started again before it fails and the run needs a replan; each retry waits
 # FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS, doubled per retry, before it is queued.

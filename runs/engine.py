@@ -7,13 +7,20 @@ the ``Run`` and ``StepRun`` projections, in the same transaction. Each process k
 schedulers between transactions and only folds in the events other processes wrote
 since (``seq`` tells which), so a decision costs the same at step 1,000 as at step 1.
 A transaction that fails drops the cached scheduler, which is then rebuilt from the
-database: the database is the truth, the cache only saves work.
+database: the database is the truth, the cache only saves work. The cache is bounded
+(``SCHEDULER_CACHE_SIZE`` runs, least recently used first) and lets go of a run once it
+has ended, so a long-lived process holds the runs it works on, not every run it saw.
+
+A worker's slots (``runs.slots``) are threads of one process: they share these caches,
+each under its own lock, and take a run's lock through their own database connection,
+so two slots deciding for one run wait for each other as two processes do.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -37,10 +44,53 @@ from runs import events as event_rows
 from runs import publish, signals
 from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
+from runs.queue import enqueue_steps
+from runs.timings import TIMINGS
 
-_SCHEDULERS: dict[int, Scheduler] = {}
-_GRAPHS: OrderedDict[int, ExecutableGraph] = OrderedDict()
+SCHEDULER_CACHE_SIZE = 256
 _GRAPH_CACHE_SIZE = 64
+
+
+class _Cache[V]:
+    """A bounded map from id to value, least recently used evicted first, safe to share
+    between a process's threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[int, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: int) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: int, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def pop(self, key: int, value: V | None = None) -> None:
+        """Forget ``key`` (only while it still maps to ``value``, when given)."""
+        with self._lock:
+            if value is None or self._items.get(key) is value:
+                self._items.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_SCHEDULERS: _Cache[Scheduler] = _Cache(SCHEDULER_CACHE_SIZE)
+_GRAPHS: _Cache[ExecutableGraph] = _Cache(_GRAPH_CACHE_SIZE)
+_compiling = threading.Lock()  # one compile of a version at a time, not one per slot
 _graphs_tools: list[object] = [None]  # the tools snapshot the cached graphs were compiled with
 
 
@@ -61,20 +111,22 @@ def _graph(version_id: int, load: Callable[[], PlanVersion]) -> ExecutableGraph:
     # Keyed by id, so a worker's transaction never reads the version's (large) document
     # once its graph is cached.
     graph = _GRAPHS.get(version_id)
-    if graph is None:
-        version = load()
-        result = compile_version(version, refresh=False)
-        if result.graph is None:
-            raise VersionHasErrors(
-                f"version {version.number} does not compile with this deployment's tools",
-                diagnostics=[d.to_data() for d in result.errors],
-            )
-        graph = result.graph
-        _GRAPHS[version_id] = graph
-        if len(_GRAPHS) > _GRAPH_CACHE_SIZE:
-            _GRAPHS.popitem(last=False)
-    else:
-        _GRAPHS.move_to_end(version_id)
+    if graph is not None:
+        return graph
+    with _compiling:
+        # Slots that asked together share one compile (and one graph object, which the
+        # schedulers' indexes are keyed on).
+        graph = _GRAPHS.get(version_id)
+        if graph is None:
+            version = load()
+            result = compile_version(version, refresh=False)
+            if result.graph is None:
+                raise VersionHasErrors(
+                    f"version {version.number} does not compile with this deployment's tools",
+                    diagnostics=[d.to_data() for d in result.errors],
+                )
+            graph = result.graph
+            _GRAPHS.put(version_id, graph)
     return graph
 
 
@@ -108,25 +160,49 @@ class LockedRun:
 
 
 @contextmanager
-def locked_run(run_id: int) -> Iterator[LockedRun]:
+def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Iterator[LockedRun]:
+    """The run's lock, its scheduler caught up, for one transaction. ``first`` runs in
+    that transaction before the lock is taken: writes that need no lock (a step's
+    execution records) then do not hold up the run's other workers."""
+    scheduler: Scheduler | None = None
+    timed = TIMINGS.timed
     try:
-        with transaction.atomic():
-            run = Run.objects.select_for_update().get(pk=run_id)
-            locked = LockedRun(run, _caught_up(run))
-            yield locked
-            locked.flush()
-            if locked.flushed:
-                _project_run(run, locked.scheduler)
-            _enqueue(run, locked.to_enqueue)
-            _enqueue_later(run, locked.to_enqueue_later)
-            _enqueue_replans(run, locked.scheduler)
+        with timed("run_txn"), transaction.atomic():
+            if first is not None:
+                with timed("before_lock"):
+                    first()
+            with timed("lock_wait"):
+                run = Run.objects.select_for_update().get(pk=run_id)
+            with timed("catch_up"):
+                scheduler = _caught_up(run)
+            locked = LockedRun(run, scheduler)
+            with timed("decide"):
+                yield locked
+            with timed("write"):
+                locked.flush()
+                if locked.flushed:
+                    _project_run(run, locked.scheduler)
+                _enqueue(run, locked.scheduler, locked.to_enqueue)
+                _enqueue_later(run, locked.to_enqueue_later)
+                _enqueue_replans(run, locked.scheduler)
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
                 _tell_attention(run.pk, locked.scheduler.events)
     except BaseException:
-        _SCHEDULERS.pop(run_id, None)
+        # Only this transaction's scheduler: another slot may have rebuilt the run's
+        # since this one's rollback released the lock.
+        _SCHEDULERS.pop(run_id, scheduler)
         raise
+    if _ended(scheduler):
+        _SCHEDULERS.pop(run_id, scheduler)
+
+
+def _ended(scheduler: Scheduler) -> bool:
+    """A run that has ended with no step still running: nothing moves it without a
+    person, so its scheduler need not stay cached (it is rebuilt if it does move)."""
+    state = scheduler.state
+    return state.status in FINAL_RUN_STATUSES and not state.count("running")
 
 
 def _configured(scheduler: Scheduler) -> Scheduler:
@@ -150,7 +226,7 @@ def new_scheduler(run: Run) -> Scheduler:
         gate=gate(),
         previewer=_previewer(run.pk),
     )
-    _SCHEDULERS[run.pk] = _configured(scheduler)
+    _SCHEDULERS.put(run.pk, _configured(scheduler))
     return scheduler
 
 
@@ -171,7 +247,7 @@ def _caught_up(run: Run) -> Scheduler:
             gate=gate(),
             previewer=_previewer(run.pk),
         )
-        _SCHEDULERS[run.pk] = scheduler
+        _SCHEDULERS.put(run.pk, scheduler)
     elif scheduler.state.last_seq < run.last_seq:
         newer = run.events.filter(seq__gt=scheduler.state.last_seq).order_by("seq")
         for row in newer:
@@ -259,11 +335,12 @@ def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
         )
 
 
-def _enqueue(run: Run, step_ids: list[str]) -> None:
-    from runs.tasks import run_step  # tasks import this module
-
-    for step_id in step_ids:
-        run_step.enqueue(run.pk, step_id)
+def _enqueue(run: Run, scheduler: Scheduler, step_ids: Sequence[str]) -> None:
+    if step_ids:
+        steps = scheduler.state.steps
+        enqueue_steps(
+            run.pk, scheduler.state.plan_version, [(sid, steps[sid].attempt) for sid in step_ids]
+        )
 
 
 def _enqueue_later(run: Run, delayed: list[tuple[str, float]]) -> None:

@@ -61,15 +61,31 @@ def _send_now(layer: Any, group: str, message: dict[str, Any]) -> None:
 class _Publisher:
     """One event loop in a daemon thread sends every wake-up, without making the
     committing thread wait: a network layer (Redis) then keeps one connection pool,
-    where a loop per call would connect anew each time (milliseconds per step)."""
+    where a loop per call would connect anew each time (milliseconds per step).
+
+    Wake-ups for one run that pile up before the loop sends them leave as one, with the
+    latest seq (a feed reads every event after its own seq anyway): a worker's slots
+    commit hundreds of times a second on a wide run, and a send per commit cost the
+    worker's process more than the step."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self._pending: dict[str, tuple[Any, dict[str, Any]]] = {}
 
     def send(self, layer: Any, group: str, message: dict[str, Any]) -> None:
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), self._ready())
-        future.add_done_callback(_log_failure)
+        with self._lock:
+            first = not self._pending
+            self._pending[group] = (layer, message)
+        if first:
+            self._ready().call_soon_threadsafe(self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for group, (layer, message) in pending.items():
+            task = asyncio.ensure_future(layer.group_send(group, message))
+            task.add_done_callback(_log_failure)
 
     def _ready(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -82,7 +98,7 @@ class _Publisher:
             return self._loop
 
 
-def _log_failure(future: Future[Any]) -> None:
+def _log_failure(future: asyncio.Future[Any] | Future[Any]) -> None:
     if future.exception() is not None:
         logger.warning("could not publish a wake-up", exc_info=future.exception())
 

@@ -1,4 +1,4 @@
-"""Django Tasks entry points: the code talks only to ``django.tasks``, so the backend is
+"""Django Tasks entry points: the code talks to ``django.tasks``, so the backend is
 configuration (django-tasks-db by default)."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from forge.compiler import ExecutableNode, ToolBinding
 from forge.redaction import redact_text
-from forge.runtime import ApprovalToken, ToolResult
+from forge.runtime import ApprovalToken, Scheduler, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
 from plans.compilation import tools
@@ -40,6 +40,8 @@ from runs.execution import (
     write_records,
 )
 from runs.models import StepRun
+from runs.queue import settle_queued
+from runs.timings import TIMINGS
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,9 @@ class Claim:
     token: ApprovalToken | None
     inputs: Mapping[str, Any]  # the dependencies' outputs, for an agent step
     grant: AgentGrant | None  # an agent step's allowance, from the budget at its start
+    # Taken straight from the run's ready steps while its task waits in the queue: the
+    # task is marked done when this claim's result is recorded (``tasks.settle_queued``).
+    queued_task: bool = False
 
 
 def lease_seconds() -> float:
@@ -69,10 +74,13 @@ def lease_seconds() -> float:
 
 def run_step(run_id: int, step_id: str) -> None:
     """Run ``step_id`` of ``run_id`` if it is still ready, then whatever this worker's
-    results make ready next (one step at a time; the rest go to the queue)."""
+    results make ready next (one step at a time in this slot; the rest go to the queue,
+    where this worker's other slots and other workers take them)."""
     # MCP servers are listed again (when due) here, before the run's lock is taken:
     # inside it the engine and the executor use the tools as they are.
     tools()
+    if not _may_start(run_id, step_id):
+        return
     with locked_run(run_id) as locked:
         claim = _claim(locked, step_id)
     while claim is not None:
@@ -96,7 +104,21 @@ def _execute_or_crash(claim: Claim) -> ToolResult:
         )
 
 
-def _claim(locked: LockedRun, step_id: str) -> Claim | None:
+def _may_start(run_id: int, step_id: str) -> bool:
+    """Whether the step's committed row still shows it waiting to start. A slot that
+    finished a step goes straight on to the run's next ready step, whose task is still
+    queued: that task then finds its step running or done and ends here, without taking
+    the run's lock. A row that reads otherwise is decided under the lock, as always."""
+    status = (
+        StepRun.objects.filter(run_id=run_id, step_id=step_id)
+        .order_by("-plan_version")
+        .values_list("status", flat=True)
+        .first()
+    )
+    return status in (None, "pending", "ready")
+
+
+def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Claim | None:
     scheduler = locked.scheduler
     if not scheduler.admit(step_id):
         return None
@@ -158,6 +180,7 @@ def _claim(locked: LockedRun, step_id: str) -> Claim | None:
         grant=None
         if node.binding is not None
         else agent_grant(scheduler.graph, scheduler.state, step_id, token),
+        queued_task=queued_task,
     )
 
 
@@ -168,15 +191,16 @@ def _execute(claim: Claim) -> ToolResult:
     dispatcher = StepDispatcher(executor(), agent, "set FORGE_MODEL")
     HEARTBEATS.hold(claim)
     try:
-        return dispatcher.dispatch(
-            node,
-            context,
-            call=claim.call,
-            token=claim.token,
-            approval_scopes=claim.approval_scopes,
-            inputs=claim.inputs,
-            grant=claim.grant,
-        )
+        with TIMINGS.timed("execute"):
+            return dispatcher.dispatch(
+                node,
+                context,
+                call=claim.call,
+                token=claim.token,
+                approval_scopes=claim.approval_scopes,
+                inputs=claim.inputs,
+                grant=claim.grant,
+            )
     finally:
         HEARTBEATS.release(claim)
 
@@ -187,12 +211,20 @@ class _StaleClaim(Exception):
 
 def finish(claim: Claim, result: ToolResult) -> Claim | None:
     """Record ``result`` if this worker still holds the step; claim the first step it made
-    ready and queue the others. A stale result is dropped; its execution record is kept,
-    since the tool did run."""
+    ready and queue the others (or, when it made none ready, claim the run's next ready
+    step). A stale result is dropped; its execution record is kept, since the tool did
+    run."""
     records = take_pending_records()
+
+    def first() -> None:
+        write_records(records)
+        if claim.queued_task:
+            settle_queued(claim.run_id, claim.plan_version, claim.step_id, claim.attempt, WORKER_ID)
+
     try:
-        with locked_run(claim.run_id) as locked:
-            write_records(records)
+        # The records go first, in the same transaction, before the run's lock: they
+        # need none, and other slots and workers wait on that lock.
+        with locked_run(claim.run_id, first=first) as locked:
             scheduler = locked.scheduler
             step = scheduler.state.steps.get(claim.step_id)
             if (
@@ -224,14 +256,29 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
             ready = [
                 e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
             ]
-            next_claim = _claim(locked, ready[0]) if ready else None
+            # This slot is free now: it takes the first step its result made ready, else
+            # the run's next ready step (queued already: its task then finds it taken), in
+            # this same transaction; one lock per step instead of two.
+            if ready:
+                next_claim = _claim(locked, ready[0])
+            elif (queued := scheduler.next_ready(skip=_in_backoff(scheduler))) is not None:
+                next_claim = _claim(locked, queued, queued_task=True)
+            else:
+                next_claim = None
             locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
             return next_claim
     except _StaleClaim:
         logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
         with transaction.atomic():
-            write_records(records)
+            first()
         return None
+
+
+def _in_backoff(scheduler: Scheduler) -> Callable[[str], bool]:
+    """Steps a slot leaves to their queued task: those retried after a lost lease, which
+    wait out a backoff (``lease_retry_delay``) before their task may run."""
+    steps = scheduler.state.steps
+    return lambda step_id: steps[step_id].interruptions > 0
 
 
 class _Heartbeats:
@@ -272,13 +319,14 @@ class _Heartbeats:
 
     def _extend(self, claim: Claim) -> None:
         now = timezone.now()
-        kept = StepRun.objects.filter(
-            run_id=claim.run_id,
-            plan_version=claim.plan_version,
-            step_id=claim.step_id,
-            fencing_token=claim.fencing_token,
-            status="running",
-        ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
+        with transaction.atomic():  # on SQLite: queued on the process's writer lock
+            kept = StepRun.objects.filter(
+                run_id=claim.run_id,
+                plan_version=claim.plan_version,
+                step_id=claim.step_id,
+                fencing_token=claim.fencing_token,
+                status="running",
+            ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
         if not kept:
             logger.warning("lost the lease of %s in run %s", claim.step_id, claim.run_id)
             self.release(claim)

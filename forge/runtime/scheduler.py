@@ -32,7 +32,7 @@ with the reason, before anyone is asked to approve it.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from forge.compiler import ExecutableGraph, ExecutableNode, ToolBinding
@@ -164,6 +164,26 @@ class Scheduler:
             heapq.heappop(heap)
             admitted.append(step_id)
         return tuple(admitted)
+
+    def next_ready(self, skip: Callable[[str], bool] | None = None) -> str | None:
+        """The first ready step in topological order that ``skip`` does not rule out,
+        without admitting it (a host that has a free hand asks which step to take)."""
+        heap = self._ready()
+        passed: list[tuple[int, str]] = []
+        found = None
+        while heap:
+            step_id = heap[0][1]
+            step = self.state.steps.get(step_id)
+            if step is None or step.status != "ready":
+                heapq.heappop(heap)
+            elif skip is not None and skip(step_id):
+                passed.append(heapq.heappop(heap))
+            else:
+                found = step_id
+                break
+        for entry in passed:
+            heapq.heappush(heap, entry)
+        return found
 
     def admit(self, step_id: str) -> bool:
         """Start one ready step if the run, the concurrency limit and the budget allow it

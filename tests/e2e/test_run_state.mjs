@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 import { previewLines } from "../../static/forge/js/model/preview.js";
 import { EventSequencer } from "../../static/forge/js/run/sequence.js";
-import { applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary } from "../../static/forge/js/run/state.js";
+import { SLOT_WAIT_MS, applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary, waitingForSlot } from "../../static/forge/js/run/state.js";
 
 const T0 = "2025-01-31T09:00:00.000Z";
 const at = (ms) => new Date(Date.parse(T0) + ms).toISOString();
@@ -296,6 +296,26 @@ test("a diff's lines are told apart: headers, hunks, added and removed lines", (
     previewLines({ kind: "shell", text: "argv: python3 -c 'print(1)'\n-c\n" }).map((line) => line.kind),
     ["text", "text"],
   );
+});
+
+test("a ready step that no slot took for a while waits for a free worker slot", () => {
+  seq = 0;
+  const events = [
+    run("run_started", "queued", "running", { facts: { steps: ["fetch", "score", "report"] } }),
+    step("step_ready", "fetch", "pending", "ready"),
+  ];
+  const state = applyEvents(fromDetail(detail()), events);
+  const readyAt = Date.parse(events[1].created_at);
+
+  assert.deepEqual(waitingForSlot(state, readyAt + 100), []);
+  assert.deepEqual(waitingForSlot(state, readyAt + SLOT_WAIT_MS), ["fetch"]);
+  const started = applyEvent(state, step("step_started", "fetch", "ready", "running"));
+  assert.deepEqual(waitingForSlot(started, readyAt + SLOT_WAIT_MS * 5), []);
+  // Ready when the page loaded: it has waited at least that long.
+  const loaded = fromDetail(detail({ status: "running", steps: detail().steps.map((s, i) => (i ? s : { ...s, status: "ready" })) }));
+  assert.deepEqual(waitingForSlot(loaded, Date.parse(T0)), ["fetch"]);
+  const cancelled = applyEvent(state, run("run_cancelled", "running", "cancelled"));
+  assert.deepEqual(waitingForSlot(cancelled, readyAt + SLOT_WAIT_MS * 5), []);
 });
 
 test("a snapshot pinned at a seq and a stream whose first events overlap it count each start once", () => {

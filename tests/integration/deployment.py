@@ -104,13 +104,33 @@ class Deployment:
         log = (self.root / f"{name}-{len(self.processes)}.log").open("wb")
         return subprocess.Popen(argv, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
-        worker = self._spawn(
-            [sys.executable, "manage.py", "forge_worker", "--interval", "0.05"], "worker"
-        )
+    def start_worker(
+        self, concurrency: int | None = None, *, timings: bool = False, ready: bool = False
+    ) -> subprocess.Popen[bytes]:
+        """A worker process (``concurrency`` slots, else the setting's default); with
+        ``ready``, once it takes tasks."""
+        argv = [sys.executable, "manage.py", "forge_worker", "--interval", "0.05"]
+        if concurrency is not None:
+            argv += ["--concurrency", str(concurrency)]
+        if timings:
+            argv.append("--timings")
+        worker = self._spawn(argv, "worker")
         self.processes.append(worker)
         self.workers.append(worker)
+        if ready:
+            log = self.root / f"worker-{len(self.processes) - 1}.log"
+            wait_for(lambda: worker.poll() is not None or "steps at once" in log.read_text())
+            if worker.poll() is not None:
+                raise AssertionError(f"the worker stopped:\n{log.read_text()[-3000:]}")
         return worker
+
+    def stop_worker(self, worker: subprocess.Popen[bytes]) -> str:
+        """Stop a worker as Ctrl-C does (running steps finish first); its log."""
+        index = self.processes.index(worker)
+        worker.terminate()
+        worker.wait(60)
+        self.workers.remove(worker)
+        return (self.root / f"worker-{index}.log").read_text(errors="replace")
 
     def kill(self, process: subprocess.Popen[bytes]) -> None:
         process.send_signal(signal.SIGKILL)

@@ -11,6 +11,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 from forge.plan import from_data
 from plans import services as plan_services
+from runs.slots import SlotWorker
 
 # A contract that fails (the risk is over 10), and its fix.
 FAILING_STEPS = [
@@ -65,3 +66,11 @@ def _worker() -> Worker:
         worker_id="test-worker",
         excluded_queue_names=[],
     )
+
+
+def drain_slots(concurrency: int) -> SlotWorker:
+    """Run every queued task on ``concurrency`` slots at once, as a worker process with
+    ``FORGE_WORKER_CONCURRENCY`` does, until the queue is empty and the slots idle."""
+    slots = SlotWorker(concurrency=concurrency, worker_id="test-slots", interval=0.01, batch=True)
+    slots.run()
+    return slots

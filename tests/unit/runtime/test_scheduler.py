@@ -203,6 +203,23 @@ def test_admission_stops_at_the_concurrency_limit():
     assert scheduler.get_ready() == ("s2",)
 
 
+def test_next_ready_names_the_first_ready_step_not_skipped_without_admitting_it():
+    steps = [{"id": f"s{i}", "tool": "noop"} for i in range(4)]
+    join = {"id": "join", "tool": "noop", "depends_on": [step["id"] for step in steps]}
+    graph = compile_graph(plan(*steps, join))
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
+
+    assert scheduler.next_ready() == "s0"
+    assert scheduler.state.steps["s0"].status == "ready"  # asked, not admitted
+    assert scheduler.next_ready(skip=lambda step_id: step_id in ("s0", "s1")) == "s2"
+    assert scheduler.admit("s0")
+    # the skipped step is still offered afterwards; a running one never is
+    assert scheduler.next_ready() == "s1"
+    assert scheduler.get_ready() == ("s1", "s2", "s3")
+    assert scheduler.next_ready() is None
+
+
 def test_a_budget_that_cannot_admit_the_next_step_exhausts_the_run():
     graph = compile_graph(
         plan(

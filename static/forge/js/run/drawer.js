@@ -104,6 +104,7 @@ export class StepDrawer {
     } else {
       sections.push(this.meta(step, planStep));
       if (status === "awaiting_approval") sections.push(this.approval(step));
+      if (status === "ready") sections.push(this.slotWait());
       if (status === "needs_reconciliation") sections.push(this.reconcile(step));
       // A waiting or interrupted step's reason is already in its action box.
       if (step.error && status !== "awaiting_approval" && status !== "needs_reconciliation") sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
@@ -146,6 +147,16 @@ export class StepDrawer {
     if (step.approvedBy) rows.push(["Approved by", step.approvedBy]);
     if (step.argsHash) rows.push(["Arguments hash", `${step.argsHash.slice(0, 16)}…`]);
     return h("dl", { class: "meta drawer-meta" }, rows.map(([term, value]) => [h("dt", { text: term }), h("dd", { text: value })]));
+  }
+
+  // A ready step waits for a worker slot (FORGE_WORKER_CONCURRENCY per worker).
+  slotWait() {
+    return h(
+      "section",
+      { class: "drawer-action slot", dataset: { field: "slot-wait" } },
+      h("h3", { text: "Waiting for a free worker slot" }),
+      h("p", { class: "muted small", text: "Nothing else holds this step: it starts as soon as a worker has a slot free. While every slot is running another step (or no worker is running) it stays ready." }),
+    );
   }
 
   approval(step) {

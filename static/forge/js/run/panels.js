@@ -5,7 +5,7 @@
 // dom.js's h(): every text goes in as text.
 import { h, replaceChildren } from "../common/dom.js";
 import { CHANGED_SENTENCE, isWarning, previewLabel } from "../model/preview.js";
-import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus } from "./state.js";
+import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus, waitingForSlot } from "./state.js";
 import { formatDuration } from "./timeline.js";
 import { describe, failureVerb } from "./words.js";
 
@@ -30,6 +30,7 @@ export class Panels {
     this.banner = document.getElementById("attention");
     this.budget = document.getElementById("budget");
     this.counts = document.getElementById("step-counts");
+    this.slotWait = document.getElementById("slot-wait");
     this.people = document.getElementById("people-panel");
     this.peopleList = document.getElementById("people-list");
     this.cancel = document.getElementById("cancel-button");
@@ -80,6 +81,21 @@ export class Panels {
     const start = Date.parse(state.createdAt);
     const end = state.finishedAt ? Date.parse(state.finishedAt) : now;
     this.duration.textContent = formatDuration(end - start);
+    this.renderSlotWait(state, now);
+  }
+
+  // Ready steps that a free worker slot has not taken for a while say why they wait.
+  renderSlotWait(state, now) {
+    const waiting = waitingForSlot(state, now);
+    this.slotWait.hidden = !waiting.length;
+    if (!waiting.length) return;
+    const named = waiting.length > 3 ? `${waiting.slice(0, 3).join(", ")} and ${waiting.length - 3} more` : waiting.join(", ");
+    const verb = waiting.length === 1 ? "is ready and waits" : "are ready and wait";
+    replaceChildren(
+      this.slotWait,
+      h("strong", { text: "Waiting for a free worker slot: " }),
+      `${named} ${verb} until a worker has a slot free. Every slot is running another step, or no worker is running.`,
+    );
   }
 
   render(state, now) {

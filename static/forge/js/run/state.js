@@ -258,7 +258,7 @@ function applyToStep(step, event) {
   }
   const facts = event.facts && typeof event.facts === "object" ? event.facts : {};
   if (kind === "step_approved") {
-    return { ...next, status, approvedBy: event.actor || "", approvedPreview: String(facts.preview_hash || "") };
+    return { ...next, status, approvedBy: event.actor || "", approvedPreview: String(facts.preview_hash || ""), readyAt: at };
   }
   if (kind === "step_awaiting_approval") {
     // A new wait (the first, or after the preview changed) voids any earlier approval.
@@ -276,9 +276,23 @@ function applyToStep(step, event) {
     };
   }
   if (kind === "step_retried") {
-    return { ...next, status, error: event.blocked_reason || "", artifacts: [...(event.artifacts || [])] };
+    return { ...next, status, error: event.blocked_reason || "", artifacts: [...(event.artifacts || [])], readyAt: at };
   }
-  return { ...next, status, error: event.blocked_reason || next.error };
+  return { ...next, status, error: event.blocked_reason || next.error, readyAt: status === "ready" ? at : next.readyAt };
+}
+
+// How long a ready step may wait before the page says it waits for a free worker slot:
+// a free slot takes a ready step within a poll (a fraction of a second).
+export const SLOT_WAIT_MS = 1000;
+
+// Ready steps of a running run that have waited SLOT_WAIT_MS or more (or since before the
+// page loaded) at `now`: every slot of every worker is busy, or no worker is running.
+export function waitingForSlot(state, now) {
+  if (state.status !== "running" && state.status !== "awaiting_approval") return [];
+  return stepsWithStatus(state, "ready").filter((id) => {
+    const since = state.steps[id].readyAt;
+    return !since || now - Date.parse(since) >= SLOT_WAIT_MS;
+  });
 }
 
 function applyToRun(state, event) {

@@ -1,0 +1,291 @@
+"""Scale-out: what more worker processes, and more slots in one worker, add.
+
+On a real deployment (web, PostgreSQL and Redis by default; ``--kind sqlite`` for the
+embedded one) it drains, with 1, 2 and 4 worker processes of ``--concurrency`` slots each:
+
+- ``wide sleep``: one run, a fan-out of ``--wide`` ``sleep`` steps (they wait, as model
+  and HTTP calls do), joined by one step;
+- ``many sleep``: ``--runs`` runs at once, the same number of sleeps shared between them;
+- ``wide noop`` and ``many noop``: the same shapes with ``noop`` steps, whose cost is all
+  Forge's own: the per-step cost, and where it goes (``forge_worker --timings``: waiting
+  for a run's lock, catching up with other workers' events, deciding, writing, claiming
+  from the queue, recording results);
+
+and, with one worker, a fan-out of ``--slots-steps`` sleeps with 1 slot and with
+``--max-slots`` slots. A drain is timed from the first ``run_started`` to the last
+``run_succeeded`` as the events record them (no polling in the measure). Each
+configuration runs ``--rounds`` times; the tables print medians, and each ratio is the
+1-worker (or 1-slot) median of this same run over the others'.
+
+Goals (issue 13): four workers drain sleeps at least 3.2x faster than one, for the wide
+run and for the many runs; 32 slots drain the sleeps at least 20x faster than 1.
+
+Run: ``.venv/bin/python -m bench.scale_out`` (``--quick`` for a smaller, shorter pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from bench.common import print_table
+from tests.integration.deployment import Deployment, wait_for
+
+WORKER_COUNTS = (1, 2, 4)
+GOAL_WORKERS = 3.2
+GOAL_SLOTS = 20.0
+ENDED = ("succeeded", "failed", "budget_exhausted", "cancelled", "needs_replan")
+
+
+def fan_out(count: int, tool: str, seconds: float, name: str = "w") -> str:
+    args = f"{{seconds: {seconds}}}" if tool == "sleep" else "{}"
+    lines = ["goal: Measure how workers scale out", "steps:"]
+    lines += [
+        f"  - {{id: {name}{i}, description: Work item {i}, tool: {tool}, args: {args}}}"
+        for i in range(count)
+    ]
+    joined = ", ".join(f"{name}{i}" for i in range(count))
+    lines.append(
+        f"  - {{id: total, description: Join the items, tool: noop, depends_on: [{joined}]}}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    tool: str
+    runs: int
+    steps_per_run: int
+
+    @property
+    def steps(self) -> int:
+        return self.runs * (self.steps_per_run + 1)
+
+
+def drain(deployment: Deployment, plan: tuple[int, int], runs: int) -> float:
+    """Start ``runs`` runs of ``plan`` and wait for them all: seconds from the first
+    run's start to the last one's success, from the stored events."""
+    run_ids = [deployment.start_run(*plan) for _ in range(runs)]
+
+    def ended() -> bool:
+        # The plan's newest runs, as summaries: one small request a second, where a
+        # run's detail lists all its steps (the web process shares the machine's cores).
+        listed = deployment.api("ada", "GET", f"/runs?plan_id={plan[0]}")["items"]
+        status = {run["id"]: run["status"] for run in listed}
+        return all(status.get(run_id) in ENDED for run_id in run_ids)
+
+    wait_for(ended, 900, interval=1.0)
+    started, finished = [], []
+    for run_id in run_ids:
+        times = {
+            e["event_type"]: datetime.fromisoformat(e["created_at"])
+            for e in events_of(deployment, run_id)
+        }
+        if "run_succeeded" not in times:
+            raise AssertionError(f"run {run_id} did not succeed: {sorted(times)}")
+        started.append(times["run_started"])
+        finished.append(times["run_succeeded"])
+    return (max(finished) - min(started)).total_seconds()
+
+
+def events_of(deployment: Deployment, run_id: int) -> list[dict]:
+    """Every event of the run, in pages."""
+    events: list[dict] = []
+    while page := deployment.api(
+        "ada", "GET", f"/runs/{run_id}/events?limit=5000&after={len(events)}"
+    ):
+        events += page
+    return events
+
+
+_TIMING = re.compile(r"(\w+)=(\d+)/([\d.]+)")
+
+
+def timings(deployment: Deployment, workers: list) -> dict[str, tuple[int, float]]:
+    """The workers' measurements so far, summed (count, ms), from their logs."""
+    total: dict[str, tuple[int, float]] = {}
+    for worker in workers:
+        index = deployment.processes.index(worker)
+        log = deployment.root / f"worker-{index}.log"
+        before = log.read_text().count("forge-timings")
+        worker.send_signal(signal.SIGUSR1)
+        wait_for(lambda log=log, before=before: log.read_text().count("forge-timings") > before)
+        line = log.read_text().rsplit("forge-timings", 1)[1].splitlines()[0]
+        for name, count, ms in _TIMING.findall(line):
+            old = total.get(name, (0, 0.0))
+            total[name] = (old[0] + int(count), old[1] + float(ms))
+    return total
+
+
+def difference(after: dict, before: dict) -> dict[str, tuple[int, float]]:
+    return {
+        name: (count - before.get(name, (0, 0.0))[0], ms - before.get(name, (0, 0.0))[1])
+        for name, (count, ms) in after.items()
+    }
+
+
+def machine_load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8, help="slots per worker")
+    parser.add_argument("--wide", type=int, default=500, help="sleeps in the wide run")
+    parser.add_argument("--runs", type=int, default=20, help="runs in the many-runs case")
+    parser.add_argument("--seconds", type=float, default=0.5, help="each sleep")
+    parser.add_argument("--noop", type=int, default=1000, help="noop steps per case")
+    parser.add_argument("--slots-steps", type=int, default=200)
+    parser.add_argument("--max-slots", type=int, default=32)
+    parser.add_argument("--slots-seconds", type=float, default=0.3)
+    parser.add_argument("--quick", action="store_true", help="one round, a fifth the size")
+    options = parser.parse_args()
+    if options.quick:
+        options.rounds = 1
+        options.wide, options.noop, options.slots_steps = 100, 200, 64
+    print(f"scale-out on {options.kind}, {time.strftime('%Y-%m-%d %H:%M')}; {machine_load()}")
+
+    per_run = options.wide // options.runs
+    scenarios = [
+        Scenario("wide sleep", "sleep", 1, options.wide),
+        Scenario("many sleep", "sleep", options.runs, per_run),
+        Scenario("wide noop", "noop", 1, options.noop),
+        Scenario("many noop", "noop", options.runs, options.noop // options.runs),
+    ]
+    deployment = Deployment(options.kind, Path(tempfile.mkdtemp(prefix="forge-scale-"))).start(
+        workers=0
+    )
+    seconds: dict[tuple[str, int], list[float]] = {}
+    spent: dict[tuple[str, int], dict[str, tuple[int, float]]] = {}
+    try:
+        plans = {
+            s.name: deployment.approved_plan(
+                s.name, fan_out(s.steps_per_run, s.tool, options.seconds)
+            )
+            for s in scenarios
+        }
+        warm = deployment.approved_plan("warm", fan_out(4, "noop", 0))
+        for round_number in range(options.rounds):
+            for count in WORKER_COUNTS:
+                workers = [
+                    deployment.start_worker(options.concurrency, timings=True) for _ in range(count)
+                ]
+                for worker in workers:  # ready: each has logged its slots
+                    index = deployment.processes.index(worker)
+                    log = deployment.root / f"worker-{index}.log"
+                    wait_for(lambda log=log: "steps at once" in log.read_text(), timeout=120)
+                drain(deployment, warm, count)  # compile the plans' graphs, open connections
+                for scenario in scenarios:
+                    before = timings(deployment, workers)
+                    took = drain(deployment, plans[scenario.name], scenario.runs)
+                    seconds.setdefault((scenario.name, count), []).append(took)
+                    used = difference(timings(deployment, workers), before)
+                    key = (scenario.name, count)
+                    spent[key] = {
+                        name: (
+                            spent.get(key, {}).get(name, (0, 0.0))[0] + n,
+                            spent.get(key, {}).get(name, (0, 0.0))[1] + ms,
+                        )
+                        for name, (n, ms) in used.items()
+                    }
+                    print(
+                        f"  round {round_number + 1}: {scenario.name}, {count} worker(s): "
+                        f"{took:.2f} s",
+                        flush=True,
+                    )
+                for worker in workers:
+                    deployment.stop_worker(worker)
+        slot_seconds: dict[int, list[float]] = {}
+        slots_plan = deployment.approved_plan(
+            "slots", fan_out(options.slots_steps, "sleep", options.slots_seconds)
+        )
+        for round_number in range(options.rounds):
+            for slots in (1, options.max_slots):
+                worker = deployment.start_worker(slots, ready=True)
+                drain(deployment, warm, 1)
+                took = drain(deployment, slots_plan, 1)
+                slot_seconds.setdefault(slots, []).append(took)
+                print(f"  round {round_number + 1}: {slots} slot(s): {took:.2f} s", flush=True)
+                deployment.stop_worker(worker)
+    finally:
+        deployment.stop()
+    report(options, scenarios, seconds, spent, slot_seconds)
+
+
+def report(options, scenarios, seconds, spent, slot_seconds) -> None:
+    print(f"\nMedians of {options.rounds} round(s); {machine_load()}")
+    rows = []
+    verdicts = []
+    for scenario in scenarios:
+        base = statistics.median(seconds[(scenario.name, 1)])
+        for count in WORKER_COUNTS:
+            median = statistics.median(seconds[(scenario.name, count)])
+            ratio = base / median
+            per_round = [
+                f"{b / s:.2f}"
+                for b, s in zip(
+                    seconds[(scenario.name, 1)], seconds[(scenario.name, count)], strict=True
+                )
+            ]
+            rows.append(
+                [
+                    scenario.name,
+                    f"{scenario.runs}x{scenario.steps_per_run + 1}",
+                    count,
+                    f"{median:.2f}",
+                    f"{scenario.steps / median:.0f}",
+                    f"{median / scenario.steps * 1000:.2f}",
+                    f"{ratio:.2f}x",
+                    " ".join(per_round),
+                ]
+            )
+            if scenario.tool == "sleep" and count == 4:
+                met = "met" if ratio >= GOAL_WORKERS else "NOT met"
+                verdicts.append(
+                    f"{scenario.name}: 4 workers drain {ratio:.2f}x what 1 does "
+                    f"(goal >= {GOAL_WORKERS}x: {met})"
+                )
+    print_table(
+        ["case", "runs x steps", "workers", "s", "steps/s", "ms/step", "vs 1", "per round"],
+        rows,
+    )
+    print("\nWhere a noop step's time goes, per step, summed over the workers (ms):")
+    names = sorted({name for key, used in spent.items() for name in used})
+    rows = []
+    for scenario in scenarios:
+        if scenario.tool != "noop":
+            continue
+        for count in WORKER_COUNTS:
+            used = spent[(scenario.name, count)]
+            steps = scenario.steps * options.rounds
+            rows.append(
+                [scenario.name, count]
+                + [f"{used.get(name, (0, 0.0))[1] / steps:.2f}" for name in names]
+            )
+    print_table(["case", "workers", *names], rows)
+    one = statistics.median(slot_seconds[1])
+    many = statistics.median(slot_seconds[options.max_slots])
+    ratio = one / many
+    print(
+        f"\nOne worker, {options.slots_steps} sleeps of {options.slots_seconds} s: "
+        f"1 slot {one:.2f} s, {options.max_slots} slots {many:.2f} s: {ratio:.1f}x "
+        f"(goal >= {GOAL_SLOTS:.0f}x: {'met' if ratio >= GOAL_SLOTS else 'NOT met'})"
+    )
+    for verdict in verdicts:
+        print(verdict)
+
+
+if __name__ == "__main__":
+    main()
