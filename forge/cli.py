@@ -33,36 +33,28 @@ the URL or the token is missing.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
-import secrets
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from forge.agents import AgentRunner
-from forge.compiler import CompileResult, GraphCompiler
 from forge.errors import ForgeError
-from forge.models import ModelPort, model_from_spec
-from forge.models.config import Endpoint
-from forge.plan import (
-    DEFAULT_LIMITS,
-    ImportLimits,
-    PlanDocument,
-    detect_format,
-    dump_plan,
-    load_plan,
-)
-from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
-from forge.progress import ProgressPrinter
-from forge.runners import SANDBOX_MODES, SandboxMode
-from forge.runners.mcp_config import load_mcp_servers
-from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
-from forge.runtime.local import ApprovalNotice, LocalRun, LocalRunResult
-from forge.toolbox import McpConfigError, McpServerConfig, Toolbox, build_toolbox
-from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
+from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
+from forge.runners.modes import SANDBOX_MODES, SandboxMode
+
+# Each command imports what it needs when it runs (``forge --help`` and ``forge compile``
+# start in a fraction of the time ``run``'s agents, models and HTTP client take to import;
+# tests/unit/cli/test_startup_imports.py holds them to that).
+if TYPE_CHECKING:
+    from forge.compiler import CompileResult
+    from forge.models import ModelPort
+    from forge.models.config import Endpoint
+    from forge.plan import PlanDocument
+    from forge.planners import PlannerPort
+    from forge.runtime.local import ApprovalNotice, LocalRunResult
+    from forge.toolbox import McpServerConfig, Toolbox
+    from forge.tools import Policy, ToolSpec
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
 _SEVERITIES = ("error", "warning", "info")
@@ -197,6 +189,8 @@ def _add_config_argument(parser: argparse.ArgumentParser, note: str = "") -> Non
 
 def _mcp_servers(args: argparse.Namespace) -> list[McpServerConfig]:
     """The servers of ``--config``, then of ``--mcp`` (``run`` only)."""
+    from forge.runners.mcp_config import McpConfigError, McpServerConfig, load_mcp_servers
+
     try:
         servers = list(load_mcp_servers(args.config)) if args.config else []
         servers += [McpServerConfig.parse(text) for text in getattr(args, "mcp", ())]
@@ -209,6 +203,8 @@ def _toolbox(
     args: argparse.Namespace, allowed_hosts: Sequence[str] = (), sandbox: SandboxMode = "bwrap"
 ) -> Toolbox:
     """The toolbox of ``args``, its servers discovered; unavailable ones named on stderr."""
+    from forge.toolbox import McpConfigError, build_toolbox
+
     servers = _mcp_servers(args)
     try:
         toolbox = build_toolbox(mcp_servers=servers, allowed_hosts=allowed_hosts, sandbox=sandbox)
@@ -226,6 +222,8 @@ def _toolbox(
 
 
 def read_document(args: argparse.Namespace) -> PlanDocument:
+    from forge.plan import detect_format, load_plan
+
     limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
     try:
         if args.file == "-":
@@ -246,6 +244,8 @@ def read_document(args: argparse.Namespace) -> PlanDocument:
 
 
 def _policy(path: Path | None) -> Policy:
+    from forge.tools import DEFAULT_POLICY, Policy, PolicyError
+
     if path is None:
         return DEFAULT_POLICY
     try:
@@ -255,6 +255,11 @@ def _policy(path: Path | None) -> Policy:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    import json
+
+    from forge.compiler import GraphCompiler
+    from forge.tools import PolicyEngine
+
     document = read_document(args)
     policy = PolicyEngine(_policy(args.policy))
     # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
@@ -302,6 +307,17 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import contextlib
+    import secrets
+    import tempfile
+
+    from forge.agents import AgentRunner
+    from forge.compiler import GraphCompiler
+    from forge.progress import ProgressPrinter
+    from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
+    from forge.runtime.local import LocalRun
+    from forge.tools import PolicyEngine
+
     document = read_document(args)
     if args.sandbox == "rlimits":
         print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
@@ -349,6 +365,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _endpoint(args: argparse.Namespace) -> Endpoint:
+    from forge.models.config import Endpoint
+
     return Endpoint.from_env(
         os.environ,
         base_url=args.base_url,
@@ -358,6 +376,8 @@ def _endpoint(args: argparse.Namespace) -> Endpoint:
 
 
 def _model(spec: str, args: argparse.Namespace) -> ModelPort:
+    from forge.models import model_from_spec
+
     try:
         return model_from_spec(spec, _endpoint(args))
     except (ForgeError, ValueError) as exc:
@@ -365,6 +385,8 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 
 
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
+    from forge.planners import LLMPlanner, ScriptedPlanner
+
     kind, _, files = spec.partition(":")
     if kind == "llm" and files:
         return LLMPlanner(_model(f"openai:{files}", args), tools=tools)
@@ -383,6 +405,8 @@ def _print_approval(notice: ApprovalNotice) -> None:
 
 
 def _report(name: str, result: LocalRunResult) -> int:
+    from forge.compiler import CompileResult
+
     if result.status == "not_compiled":
         _print_diagnostics(name, CompileResult(result.diagnostics, None))
         return EXIT_ERRORS
@@ -421,6 +445,8 @@ def _report(name: str, result: LocalRunResult) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from forge.plan import dump_plan
+
     document = read_document(args)
     _mcp_servers(args)  # the same options work for every command; a bad file is said so
     sys.stdout.write(dump_plan(document, args.to))
