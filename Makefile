@@ -50,6 +50,7 @@ lint: $(STAMP) ## ruff, mypy on the core, the import contracts
 
 bench: $(STAMP) ## Run every benchmark (each against a baseline measured in the same run)
 	$(BIN)/python -m bench.compile
+	$(BIN)/python -m bench.startup
 	$(BIN)/python -m bench.import_limits
 	$(BIN)/python -m bench.body_limit
 	$(BIN)/python -m bench.overhead
