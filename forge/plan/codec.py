@@ -1,7 +1,9 @@
 """Plain data (what JSON and YAML give) to ``PlanDocument`` and back.
 
 Reading is strict: an unknown field, a wrong type or an invalid id is refused with the
-path of the offending value, so nothing a user wrote is silently dropped. Writing omits
+path of the offending value, so nothing a user wrote is silently dropped. Data is first
+read the fast way (``forge.plan.typed``: msgspec checks types in C); what it cannot
+vouch for, every refusal among it, is read here by hand, which says what is wrong. Writing omits
 fields that hold their defaults, except ``depends_on``, which every step states.
 """
 
@@ -25,6 +27,7 @@ from forge.plan.document import (
     Step,
 )
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_id, check_shape
+from forge.plan.typed import read
 
 __all__ = ["canonical_json", "content_hash", "from_data", "to_data"]
 
@@ -101,6 +104,12 @@ def _kind(value: object) -> str:
 
 def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
     """Build a ``PlanDocument`` from parsed JSON or YAML, refusing anything malformed."""
+    document = read(data, limits)
+    return read_by_hand(data, limits) if document is None else document
+
+
+def read_by_hand(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
+    """``from_data`` checking each field in Python: the way that names what is wrong."""
     check_shape(data, limits)
     plan = _mapping(data, "")
     _known(plan, _PLAN_FIELDS, "")
