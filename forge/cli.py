@@ -255,18 +255,21 @@ def _policy(path: Path | None) -> Policy:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    import json
-
     from forge.compiler import GraphCompiler
+    from forge.gcpause import paused_gc
+    from forge.plan.codec import indented_json
     from forge.tools import PolicyEngine
 
     document = read_document(args)
     policy = PolicyEngine(_policy(args.policy))
     # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
     with _toolbox(args) as toolbox:
-        result = GraphCompiler(toolbox.registry, policy).compile(document)
-    if args.json:
-        print(json.dumps(_result_data(result), indent=2, ensure_ascii=False))
+        compiler = GraphCompiler(toolbox.registry, policy)
+        with paused_gc():  # a compiled graph and its JSON hold no reference cycles
+            result = compiler.compile(document)
+            text = indented_json(_result_data(result)) if args.json else None
+    if text is not None:
+        print(text)
     else:
         _print_diagnostics(args.file, result)
     return EXIT_OK if result.ok else EXIT_ERRORS

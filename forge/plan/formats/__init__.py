@@ -14,6 +14,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, cast
 
 from forge.errors import PlanDocumentError
+from forge.gcpause import paused_gc
 from forge.plan.formats.detect import detect_format
 from forge.plan.formats.source import source_text
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
@@ -62,7 +63,8 @@ def load_plan(
     if where is None:
         raise _unsupported(format, IMPORT_FORMATS, "imported")
     reader = cast(Callable[[str, ImportLimits], "PlanDocument"], _function(*where))
-    return reader(source_text(source, limits), limits)
+    with paused_gc():  # the document is acyclic: see forge.gcpause
+        return reader(source_text(source, limits), limits)
 
 
 def dump_plan(document: PlanDocument, format: str) -> str:
