@@ -4,9 +4,9 @@ Each is launched as ``make run`` and a user launch it, on a warm machine (the da
 migrated, bytecode cached: one untimed launch of each first), several rounds, medians:
 
 - web: ``python -m forge_web.serve`` until ``GET /`` gets an HTTP answer (goal 3 s);
-- worker: ``manage.py forge_worker`` until it claims a task queued before it started
-  (goal 3 s; django-tasks-db's worker waits up to 1 s at random before its first poll,
-  so that many workers started together do not poll in step, and that is counted);
+- worker: ``manage.py forge_worker --no-startup-delay`` (as ``make run`` starts its one
+  worker; several wait up to 1 s at random first, so as not to poll in step) until it
+  claims a task queued before it started (goal 3 s);
 - ``forge --help`` and ``forge compile`` of a one-step JSON plan, to exit (goal 150 ms
   each), next to ``python -c pass``, the interpreter's own start, timed in the same run.
 
@@ -124,7 +124,7 @@ def _worker(env: dict[str, str]) -> float:
         queued,
     ]  # fmt: skip
     path = Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
-    command = [sys.executable, "manage.py", "forge_worker"]
+    command = [sys.executable, "manage.py", "forge_worker", "--no-startup-delay"]
     return _launch(command, env, lambda: _claimed(path, table, queued), after=check)
 
 

@@ -32,7 +32,12 @@ class Command(BaseCommand):
         check_port_free(host, port)
         python = sys.executable
         commands = [[python, "-m", "forge_web.serve", "--host", host, "--port", str(port)]]
-        commands += [[python, "manage.py", "forge_worker"] for _ in range(workers)]
+        worker = [python, "manage.py", "forge_worker"]
+        if workers == 1:
+            # The random wait of up to a second before a worker's first poll keeps many
+            # workers started at once from polling in step; one has nobody to avoid.
+            worker.append("--no-startup-delay")
+        commands += [worker for _ in range(workers)]
         processes = [subprocess.Popen(command) for command in commands]
         stopping = False
 
