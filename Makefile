@@ -56,6 +56,7 @@ bench: $(STAMP) ## Run every benchmark (each against a baseline measured in the 
 	$(BIN)/python -m bench.overhead
 	$(BIN)/python -m bench.api_compile
 	$(BIN)/python -m bench.stream
+	$(BIN)/python -m bench.crowd
 	$(BIN)/python -m bench.editor
 	$(BIN)/python -m bench.pages
 

@@ -1,7 +1,10 @@
 """The roles of SPEC section 7 and what each may do: the one place that says so.
 
-A user holds any set of roles. Every role may read (what ``viewer`` may do); ``admin``
-holds every other role as well. Object-level rules stay with the action that needs
+A user holds any set of roles. Every role but ``auditor`` may read (what ``viewer`` may
+do); ``admin`` holds every other role as well. An ``auditor`` reads the audit trail (and
+walks the chain) and the metrics, and nothing that shows a plan's arguments: not the
+plans, runs, tools or review pages, and audit payloads with the arguments hidden
+(audit.visibility). Object-level rules stay with the action that needs
 them: an approver may approve plan versions, but never one they authored (plans checks).
 """
 
@@ -14,8 +17,9 @@ AUTHOR = "author"
 APPROVER = "approver"
 OPERATOR = "operator"
 ADMIN = "admin"
+AUDITOR = "auditor"
 
-ROLES: tuple[str, ...] = (VIEWER, AUTHOR, APPROVER, OPERATOR, ADMIN)
+ROLES: tuple[str, ...] = (VIEWER, AUTHOR, APPROVER, OPERATOR, ADMIN, AUDITOR)
 
 DESCRIPTIONS: dict[str, str] = {
     VIEWER: "read plans, runs, tools, metrics and the audit trail",
@@ -23,30 +27,40 @@ DESCRIPTIONS: dict[str, str] = {
     APPROVER: "approve or reject plan versions and paused steps (never their own)",
     OPERATOR: "start, cancel and resume runs, reconcile interrupted steps, walk the audit chain",
     ADMIN: "manage tools, policy and users; holds every other role",
+    AUDITOR: "read the audit trail (plan arguments hidden), walk the chain, read metrics",
 }
 
 # Permission names are "<object>.<verb>"; server code checks these, never role names,
 # so that moving a right from one role to another is a change to this table alone.
 PERMISSIONS: dict[str, frozenset[str]] = {
-    VIEWER: frozenset({"plan.view", "run.view", "tool.view", "metrics.view", "audit.view"}),
-    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile"}),
+    VIEWER: frozenset(
+        {"plan.view", "run.view", "tool.view", "metrics.view", "audit.view", "evaluation.view"}
+    ),
+    # evaluation.upload: storing a planner's evaluation report (forge eval --report-to)
+    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile", "evaluation.upload"}),
     APPROVER: frozenset({"plan.approve", "step.approve"}),
     # audit.verify: a full walk reads every row (seconds for a million), so not everyone.
-    OPERATOR: frozenset({"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify"}),
+    OPERATOR: frozenset(
+        {"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify",
+         "evaluation.upload"}
+    ),  # fmt: skip
     ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
+    # Not plan.view: whoever may read plans may read their arguments (audit.visibility).
+    AUDITOR: frozenset({"audit.view", "audit.verify", "metrics.view"}),
 }
 
 ALL_PERMISSIONS: frozenset[str] = frozenset().union(*PERMISSIONS.values())
 
 
 def effective_roles(roles: Iterable[str]) -> frozenset[str]:
-    """The roles a holder of ``roles`` acts with: admin implies all, any role implies viewer."""
+    """The roles a holder of ``roles`` acts with: admin implies all, any role but auditor
+    implies viewer."""
     held = frozenset(roles) & frozenset(ROLES)
     if ADMIN in held:
         return frozenset(ROLES)
-    if held:
+    if held - {AUDITOR}:
         return held | {VIEWER}
-    return frozenset()
+    return held
 
 
 def permissions_for(roles: Iterable[str]) -> frozenset[str]:

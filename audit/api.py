@@ -1,6 +1,7 @@
-"""The audit router: list, export and verify the trail. Reading needs ``audit.view``
-(every role); walking the whole chain (``POST /audit/verify``) needs ``audit.verify``
-(operators and admins) and passes through ``audit.gate``.
+"""The audit router: list, export and verify the trail, and list the values filters pick
+from. Reading needs ``audit.view`` (every role); an auditor reads payloads without plan
+arguments (audit.visibility); walking the whole chain (``POST /audit/verify``) needs
+``audit.verify`` (operators, auditors and admins) and passes through ``audit.gate``.
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.
@@ -16,9 +17,16 @@ from django.utils import timezone
 from ninja import Query, Router
 from ninja.pagination import paginate
 
-from audit import exports, services
+from audit import exports, services, vocabulary
 from audit.chain import format_time
-from audit.schemas import AuditEventOut, AuditFilters, ExportFormat, VerificationOut
+from audit.schemas import (
+    AuditEventOut,
+    AuditFilters,
+    AuditValuesOut,
+    ExportFormat,
+    VerificationOut,
+)
+from audit.visibility import shows_arguments
 
 router = Router(tags=["audit"])
 
@@ -52,15 +60,26 @@ def export_events(
     """The filtered events in seq order as a streamed JSON Lines or CSV file."""
     _ensure_reader(request)
     events = services.events(**filters.model_dump())
+    hide = not shows_arguments(request.auth)
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     if output.format == "csv":
-        response = StreamingHttpResponse(exports.csv_lines(events), content_type="text/csv")
+        response = StreamingHttpResponse(
+            exports.csv_lines(events, hide_arguments=hide), content_type="text/csv"
+        )
     else:
         response = StreamingHttpResponse(
-            exports.jsonl_lines(events), content_type="application/x-ndjson"
+            exports.jsonl_lines(events, hide_arguments=hide), content_type="application/x-ndjson"
         )
     response["Content-Disposition"] = f'attachment; filename="forge-audit-{stamp}.{output.format}"'
     return response
+
+
+@router.get("/audit/values", response=AuditValuesOut)
+def existing_values(request: HttpRequest) -> dict[str, Any]:
+    """The actors, actions and object types the trail holds, sorted without regard to
+    case: what the filters can pick from."""
+    _ensure_reader(request)
+    return vocabulary.vocabulary().as_dict()
 
 
 @router.get("/audit/verify", response=VerificationOut)

@@ -13,6 +13,10 @@ clocks went backwards between rows. The time condition is written so that the da
 cannot choose the ``at`` index for the page query itself: that index would hand back the
 range in time order and sort it all for every page.
 
+Actors, actions and object types match without regard to case through their stored
+spellings (audit.vocabulary), so the indexes still serve them; an exclusion (logins, say)
+is a condition on each row of the scan.
+
 Counts stop at ``COUNT_CAP`` (a capped count reads at most that many index entries); an
 unfiltered count is the newest seq, since seqs have no gaps.
 """
@@ -40,6 +44,8 @@ class Filters:
     object_id: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    exclude_actor: tuple[str, ...] = ()
+    exclude_action: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -100,6 +106,8 @@ def _matching(filters: Filters) -> QuerySet[AuditEvent] | None:
         action=filters.action or None,
         object_type=filters.object_type or None,
         object_id=filters.object_id or None,
+        exclude_actor=filters.exclude_actor,
+        exclude_action=filters.exclude_action,
     )
     if not filters.timed:
         return queryset

@@ -10,6 +10,7 @@ from pydantic import AfterValidator
 
 from audit.chain import format_time
 from audit.models import AuditEvent
+from audit.visibility import payload_for
 
 
 def _no_nul(value: str | None) -> str | None:
@@ -33,11 +34,20 @@ Filter = Annotated[str | None, AfterValidator(_no_nul)]
 Moment = Annotated[datetime | None, AfterValidator(_utc)]
 
 
+Excluded = Annotated[str, AfterValidator(_no_nul), Field(max_length=200)]
+
+
 class AuditFilters(Schema):
+    """Filters of the trail. Actors, actions, object types and ids match without regard
+    to case; ``exclude_actor`` and ``exclude_action`` may repeat (``?exclude_action=
+    user.logged_in&exclude_action=user.logged_out`` leaves logins out)."""
+
     actor: Filter = None
     action: Filter = None
     object_type: Filter = None
     object_id: Filter = None
+    exclude_actor: list[Excluded] = Field(default_factory=list, max_length=50)
+    exclude_action: list[Excluded] = Field(default_factory=list, max_length=50)
     since: Moment = Field(None, description="events at or after (ISO 8601; UTC if naive)")
     until: Moment = Field(None, description="events before (ISO 8601; UTC if naive)")
 
@@ -60,6 +70,18 @@ class AuditEventOut(Schema):
     @staticmethod
     def resolve_at(event: AuditEvent) -> str:
         return format_time(event.at)
+
+    @staticmethod
+    def resolve_payload(event: AuditEvent, context: Any) -> Any:
+        # An auditor reads the trail without plan arguments (audit.visibility).
+        request = (context or {}).get("request")
+        return payload_for(getattr(request, "auth", None), event.payload)
+
+
+class AuditValuesOut(Schema):
+    actors: list[str] = Field(description="every actor in the trail")
+    actions: list[str] = Field(description="every action in the trail")
+    object_types: list[str] = Field(description="every object type in the trail")
 
 
 class VerificationOut(Schema):

@@ -21,7 +21,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -35,6 +35,7 @@ from django.utils import timezone
 from audit import anchors, chain, gate
 from audit.anchors import Anchor, AnchorLogError
 from audit.models import COLUMNS, AnchorReceipt, AuditEvent, ChainCheckpoint
+from audit.vocabulary import spellings
 from forge.redaction import redact
 
 logger = logging.getLogger(__name__)
@@ -528,11 +529,25 @@ def events(
     object_id: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    exclude_actor: Sequence[str] = (),
+    exclude_action: Sequence[str] = (),
 ) -> QuerySet[AuditEvent]:
-    """Events matching every filter given, in seq order. ``since`` inclusive, ``until`` not."""
+    """Events matching every filter given, in seq order. ``since`` inclusive, ``until`` not.
+
+    Actors, actions, object types and ids match without regard to case; ``exclude_actor``
+    and ``exclude_action`` leave out events by any of those actors or of those actions."""
     queryset = AuditEvent.objects.order_by("seq")
-    exact = {"actor": actor, "action": action, "object_type": object_type, "object_id": object_id}
-    queryset = queryset.filter(**{field: value for field, value in exact.items() if value})
+    for column, value in (("actor", actor), ("action", action), ("object_type", object_type)):
+        if value:
+            queryset = queryset.filter(**{f"{column}__in": spellings(column, [value])})
+    if object_id:
+        # Ids are mostly numbers: those keep the exact match the object index serves.
+        same_case = object_id.lower() == object_id.upper()
+        queryset = queryset.filter(**{"object_id" if same_case else "object_id__iexact": object_id})
+    if exclude_actor:
+        queryset = queryset.exclude(actor__in=spellings("actor", exclude_actor))
+    if exclude_action:
+        queryset = queryset.exclude(action__in=spellings("action", exclude_action))
     if since is not None:
         queryset = queryset.filter(at__gte=_aware(since))
     if until is not None:

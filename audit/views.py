@@ -31,13 +31,17 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from audit import browse, gate, services
+from audit import browse, gate, services, vocabulary
 from audit.models import AuditEvent
+from audit.visibility import shows_arguments, without_arguments
 
 READ_PERMISSION = "audit.view"
 VERIFY_PERMISSION = "audit.verify"
 MAX_SEQ = 2**63 - 1
 FILTER_FIELDS = ("actor", "action", "object_type", "object_id", "since", "until")
+EXCLUDE_FIELDS = ("exclude_actor", "exclude_action")
+# "Hide logins": the events every login and logout adds, which drown the rest.
+LOGIN_ACTIONS = ("user.logged_in", "user.logged_out")
 
 
 def _ensure(request: HttpRequest, permission: str) -> None:
@@ -56,15 +60,55 @@ class UTCDateTimeInput(forms.DateTimeInput):
         super().__init__(format="%Y-%m-%dT%H:%M:%S")
 
 
-class FilterForm(forms.Form):
-    """The page's filters; times are UTC (the trail's own), ``until`` exclusive."""
+class ManyValues(forms.Field):
+    """A repeated query parameter (``?exclude_action=a&exclude_action=b``): its values."""
 
-    actor = forms.CharField(required=False, max_length=200, strip=True)
-    action = forms.CharField(required=False, max_length=100, strip=True)
-    object_type = forms.CharField(required=False, max_length=100, strip=True)
-    object_id = forms.CharField(required=False, max_length=200, strip=True)
+    widget = forms.SelectMultiple
+
+    def to_python(self, value: Any) -> tuple[str, ...]:
+        values = value if isinstance(value, list | tuple) else [value] if value else []
+        cleaned = [str(item).strip()[:200] for item in values]
+        return tuple(dict.fromkeys(item for item in cleaned if item))[:50]
+
+
+class FilterForm(forms.Form):
+    """The page's filters; times are UTC (the trail's own), ``until`` exclusive. Actions
+    and object types are picked from those the trail holds, actors and object ids typed
+    with the existing ones offered (datalists); all match without regard to case."""
+
+    actor = forms.CharField(
+        required=False, max_length=200, strip=True,
+        widget=forms.TextInput(attrs={"list": "actor-choices", "autocomplete": "off"}),
+    )  # fmt: skip
+    action = forms.CharField(required=False, max_length=100, strip=True, widget=forms.Select)
+    object_type = forms.CharField(required=False, max_length=100, strip=True, widget=forms.Select)
+    object_id = forms.CharField(
+        required=False, max_length=200, strip=True,
+        widget=forms.TextInput(attrs={"list": "object-id-choices", "autocomplete": "off"}),
+    )  # fmt: skip
     since = forms.DateTimeField(required=False, widget=UTCDateTimeInput())
     until = forms.DateTimeField(required=False, widget=UTCDateTimeInput())
+    exclude_action = ManyValues(required=False, label="Leave out actions")
+    exclude_actor = ManyValues(
+        required=False, label="Leave out actors", widget=forms.SelectMultiple
+    )
+
+    def offer(self, known: vocabulary.Vocabulary) -> None:
+        """Let the selects pick from the values the trail holds (and the one asked for)."""
+        asked = self.data if self.is_bound else {}
+        for name, values, anything in (
+            ("action", known.actions, "Any action"),
+            ("object_type", known.object_types, "Any object"),
+        ):
+            current = str(asked.get(name, "") or "")
+            choices = [("", anything), *((value, value) for value in values)]
+            if current and current not in values:
+                choices.append((current, current))
+            self.fields[name].widget.choices = choices
+        for name, values in (("exclude_action", known.actions), ("exclude_actor", known.actors)):
+            current = asked.getlist(name) if hasattr(asked, "getlist") else []
+            extra = [value for value in current if value not in values]
+            self.fields[name].widget.choices = [(v, v) for v in (*values, *extra)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -78,13 +122,18 @@ class FilterForm(forms.Form):
 
     def filters(self) -> browse.Filters:
         data = self.cleaned_data
-        return browse.Filters(**{name: data.get(name) or None for name in FILTER_FIELDS})
+        return browse.Filters(
+            **{name: data.get(name) or None for name in FILTER_FIELDS},
+            **{name: tuple(data.get(name) or ()) for name in EXCLUDE_FIELDS},
+        )
 
 
 @require_GET
 def trail(request: HttpRequest) -> HttpResponse:
     _ensure_reader(request)
     form = FilterForm(request.GET or None)
+    known = vocabulary.vocabulary()
+    form.offer(known)
     filters = form.filters() if form.is_valid() else browse.Filters()
     # ?seq=N: the page whose first row is N (or the newest match older than N).
     target = _cursor(request, "seq")
@@ -96,11 +145,18 @@ def trail(request: HttpRequest) -> HttpResponse:
         page = browse.page(filters, before=before, after=after)
     query = _query(filters)
     state = services.chain_state()
+    arguments = shows_arguments(request.user)
     context = {
         "form": form,
         "filters": filters,
         "page": page,
-        "rows": [_row(event, state, filters, target) for event in page.rows],
+        "rows": [_row(event, state, filters, target, arguments) for event in page.rows],
+        "known": known,
+        "object_ids": vocabulary.recent_object_ids(filters.object_type or ""),
+        "hide_logins": ""
+        if _hides_logins(filters)
+        else _query(filters, exclude_action=(*filters.exclude_action, *LOGIN_ACTIONS)),
+        "shows_arguments": arguments,
         "query": query,
         "state": state,
         "target": target,
@@ -158,7 +214,7 @@ def _cursor(request: HttpRequest, name: str) -> int | None:
     return None
 
 
-def _query(filters: browse.Filters, **changes: str) -> str:
+def _query(filters: browse.Filters, **changes: Any) -> str:
     """The filters (with ``changes``) as a query string (times as the form writes them)."""
     pairs = []
     for name in FILTER_FIELDS:
@@ -166,7 +222,15 @@ def _query(filters: browse.Filters, **changes: str) -> str:
         if value:
             text = value.strftime("%Y-%m-%dT%H:%M:%S") if name in ("since", "until") else value
             pairs.append((name, text))
+    for name in EXCLUDE_FIELDS:
+        for value in dict.fromkeys(changes.get(name, getattr(filters, name))):
+            pairs.append((name, value))
     return urlencode(pairs)
+
+
+def _hides_logins(filters: browse.Filters) -> bool:
+    left_out = {value.casefold() for value in filters.exclude_action}
+    return all(action in left_out for action in LOGIN_ACTIONS)
 
 
 def _export_url(fmt: str, query: str) -> str:
@@ -176,9 +240,14 @@ def _export_url(fmt: str, query: str) -> str:
 
 
 def _row(
-    event: AuditEvent, state: services.ChainState, filters: browse.Filters, target: int | None
+    event: AuditEvent,
+    state: services.ChainState,
+    filters: browse.Filters,
+    target: int | None,
+    arguments: bool,
 ) -> dict[str, Any]:
-    payload = event.payload
+    # An auditor reads the trail without plan arguments (audit.visibility).
+    payload = event.payload if arguments else without_arguments(event.payload)[0]
     return {
         "event": event,
         "by_actor": _query(filters, actor=event.actor),

@@ -37,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from forge.cli import _result_data
 from forge.cli import main as forge
 from forge.compiler import GraphCompiler
 from forge.plan import (
@@ -197,7 +196,7 @@ def command_row(compiler: GraphCompiler, directory: Path, steps: int, repeats: i
         lambda: compiler.compile(document),
         repeats,
     )
-    write_ms, _ = paired_medians(lambda: indented_json(_result_data(result)), lambda: 0, repeats)
+    write_ms, _ = paired_medians(lambda: indented_json(result.to_data()), lambda: 0, repeats)
     ratio = command_ms / graphlib_ms
     if steps == 10_000:
         goal = f"ratio <= {RATIO_GOAL:g}: {'met' if ratio <= RATIO_GOAL else 'MISSED'}"

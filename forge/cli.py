@@ -3,7 +3,11 @@
 Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
 read, 3 the run needs a replan, 4 the run waits for a person's approval. No Django
-settings are needed.
+settings are needed. ``forge compile`` prints each diagnostic (with its fix hint), and
+for a plan that compiles its impact: scopes, side effects, hosts, MCP servers, files,
+commands, approvals, estimates and duration (``--json``: the ``impact`` object of
+``POST /api/v1/compile``). ``FORGE_MILESTONE_WARN_STEPS`` (default 50) is the size past
+which a plan without milestones draws a warning.
 
 ``forge run`` passes the same approval gate as the web: the plan runs only once a person
 other than its author approves it (``--approve-as NAME``; ``--author`` names who wrote
@@ -21,10 +25,19 @@ on stderr and its tools compile as ``tool_unavailable``.
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
 else OpenAI's), its key read from ``FORGE_MODEL_API_KEY`` or ``OPENAI_API_KEY`` only;
-``--model scripted:FILE`` replays prepared replies. ``--planner llm:MODEL`` replans with
-the same endpoint.
+``--model scripted:FILE`` replays prepared replies. ``--planner openai:MODEL`` (or
+``llm:MODEL``) replans with the same endpoint, ``--planner scripted:FILE[,FILE...]`` with
+prepared versions: the same specs as the web's ``FORGE_PLANNER``
+(``forge.planners.config``).
 
-``forge mcp --url URL`` is the one command that talks to a Forge server: it serves the
+``forge eval SUITE --planner SPEC`` scores a planner (``scripted:ANSWERS``, ``llm:MODEL``
+or ``openai:MODEL`` with ``--base-url``) over a suite of goals whose tools answer as the
+suite scripts, under the same compiler, gate and executor (docs/evaluation.md): a table,
+or the report with ``--json``; ``--report-to URL`` also stores the report on a Forge site
+as the user of ``FORGE_API_TOKEN``. Exit 0 when no score failed, 1 when one did, 2 for a
+suite, answers file or planner that cannot be read, 5 when the upload failed.
+
+``forge mcp --url URL`` talks to a Forge server too: it serves the
 MCP tools an agent uses to submit plans and follow their runs over stdio, as the user of
 the API token in ``FORGE_API_TOKEN`` (``forge.mcp_server``, docs/agents.md); exit 2 when
 the URL or the token is missing.
@@ -35,7 +48,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,7 +69,12 @@ if TYPE_CHECKING:
     from forge.toolbox import McpServerConfig, Toolbox
     from forge.tools import Policy, ToolSpec
 
+# forge.planners.config.PLANNER_SPECS, for --planner's help; importing that module loads
+# the models and their HTTP client, so a test keeps this copy equal to it instead.
+PLANNER_SPECS = "openai:MODEL (llm:MODEL) or scripted:FILE[,FILE...]"
+
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
+EXIT_UPLOAD_FAILED = 5
 _SEVERITIES = ("error", "warning", "info")
 
 
@@ -95,15 +113,24 @@ def _parser() -> argparse.ArgumentParser:
     _add_input_arguments(run)
     run.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
     _add_config_argument(run)
-    run.add_argument("--workspace", type=Path, help="run directory (default: a new temp dir)")
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        help="run directory, kept (default: a new temporary directory, removed at the end)",
+    )
+    run.add_argument(
+        "--keep-workspace",
+        action="store_true",
+        help="keep the temporary workspace when the run ends (to read what the steps wrote)",
+    )
     run.add_argument(
         "--planner",
-        help="who replans: scripted:FILE[,FILE...] (the versions replans return) or llm:MODEL",
+        help=f"who replans: {PLANNER_SPECS} (a script's files are the versions replans return)",
     )
     run.add_argument(
         "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
     )
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and llm: planners")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and --planner")
     run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
     run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
@@ -145,6 +172,30 @@ def _parser() -> argparse.ArgumentParser:
         help="start an MCP server over stdio and offer its tools (repeatable)",
     )
     run.set_defaults(handler=_run)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="score a planner over a suite of goals with scripted tool outcomes",
+        description="Run a planner over each case of an evaluation suite (forge.eval/v1) "
+        "with the tools answering as the case scripts, and score plan validity, execution "
+        "fidelity, replan quality, end-to-end success and cost/latency (docs/evaluation.md).",
+    )
+    evaluate.add_argument("suite", help="evaluation suite (YAML or JSON)")
+    evaluate.add_argument(
+        "--planner", required=True, help="scripted:ANSWERS (a file), llm:MODEL or openai:MODEL"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the report as JSON")
+    evaluate.add_argument("--case", action="append", default=[], metavar="ID",
+                          help="run only this case (repeatable)")  # fmt: skip
+    evaluate.add_argument("--base-url", help="OpenAI-compatible endpoint of llm: planners")
+    evaluate.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
+    evaluate.add_argument("--price-per-1k-tokens", type=float, metavar="COST")
+    evaluate.add_argument(
+        "--report-to",
+        metavar="URL",
+        help="also store the report on this Forge site (token: FORGE_API_TOKEN)",
+    )
+    evaluate.set_defaults(handler=_eval)
 
     mcp = commands.add_parser(
         "mcp",
@@ -264,28 +315,41 @@ def _compile(args: argparse.Namespace) -> int:
     policy = PolicyEngine(_policy(args.policy))
     # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
     with _toolbox(args) as toolbox:
-        compiler = GraphCompiler(toolbox.registry, policy)
+        compiler = GraphCompiler(
+            toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
+        )
         with paused_gc():  # a compiled graph and its JSON hold no reference cycles
             result = compiler.compile(document)
-            text = indented_json(_result_data(result)) if args.json else None
+            text = indented_json(result.to_data()) if args.json else None
     if text is not None:
         print(text)
     else:
         _print_diagnostics(args.file, result)
+        if result.impact is not None:
+            print(f"{args.file}: impact")
+            for line in result.impact.lines():
+                print(f"  {line}")
     return EXIT_OK if result.ok else EXIT_ERRORS
 
 
-def _result_data(result: CompileResult) -> dict[str, object]:
-    return {
-        "ok": result.ok,
-        "diagnostics": [diagnostic.to_data() for diagnostic in result.diagnostics],
-        "graph": result.graph.to_data() if result.graph is not None else None,
-    }
+def _milestone_warn_steps() -> int:
+    """``FORGE_MILESTONE_WARN_STEPS``: a plan of more steps without milestones draws a
+    warning (default 50; 0: never), as on the web."""
+    from forge.compiler.milestones import DEFAULT_WARN_STEPS
+
+    value = os.environ.get("FORGE_MILESTONE_WARN_STEPS", "").strip()
+    if not value:
+        return DEFAULT_WARN_STEPS
+    if not value.isdigit():
+        raise InputError(f"FORGE_MILESTONE_WARN_STEPS must be a whole number >= 0, not {value!r}")
+    return int(value)
 
 
 def _print_diagnostics(name: str, result: CompileResult) -> None:
     for diagnostic in result.diagnostics:
         print(f"{name}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}")
+        if diagnostic.hint:
+            print(f"{name}:   fix: {diagnostic.hint}")
     counts = dict.fromkeys(_SEVERITIES, 0)
     for diagnostic in result.diagnostics:
         counts[diagnostic.severity] += 1
@@ -309,10 +373,95 @@ def _mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _eval(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from forge import evaluation  # loaded by this command only
+
+    try:
+        suite = evaluation.read_suite(Path(args.suite))
+    except evaluation.SuiteError as exc:
+        raise InputError(f"{args.suite}: {exc} [{exc.code}]") from None
+    unknown = sorted(set(args.case) - {case.id for case in suite.cases})
+    if unknown:
+        raise InputError(f"{args.suite}: no case {', '.join(map(repr, unknown))}")
+    upload = _uploader(args.report_to) if args.report_to else None
+    try:  # the answers file is checked against the whole suite
+        planner = evaluation.planner_from_spec(args.planner, suite, _endpoint(args))
+    except evaluation.PlannerSpecError as exc:
+        raise InputError(f"{exc} [{exc.code}]") from None
+    if args.case:
+        suite = dataclasses.replace(suite, cases=tuple(c for c in suite.cases if c.id in args.case))
+    try:
+        report = evaluation.evaluate(suite, planner.name, planner.factory)
+    finally:
+        for model in planner.models:
+            close = getattr(model, "close", None)
+            if close is not None:
+                close()
+    if args.json:
+        print(json.dumps(report.to_data(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(report.render_text())
+    if upload is not None and not upload(report.to_data()):
+        return EXIT_UPLOAD_FAILED
+    return EXIT_OK if report.all_passed else EXIT_ERRORS
+
+
+def _uploader(url: str) -> Callable[[dict[str, object]], bool]:
+    """Stores a report on the site at ``url``; checked before anything runs."""
+    from forge.client import ForgeApiError, ForgeClient
+
+    token = os.environ.get("FORGE_API_TOKEN", "").strip()
+    if not token:
+        raise InputError(
+            "--report-to needs an API token in FORGE_API_TOKEN (an author's or an "
+            "operator's: manage.py forge_user NAME --role author --token)"
+        )
+    try:
+        client = ForgeClient(url, token)
+    except ValueError as exc:
+        raise InputError(f"--report-to: {exc}") from None
+
+    def upload(report: dict[str, object]) -> bool:
+        with client:
+            try:
+                stored = client.upload_evaluation(report)
+            except ForgeApiError as exc:
+                print(f"forge: the report was not stored: {exc} [{exc.code}]", file=sys.stderr)
+                return False
+        print(f"report stored: {stored.url or stored.id}", file=sys.stderr)
+        return True
+
+    return upload
+
+
 def _run(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
+    document = read_document(args)
+    if args.sandbox == "rlimits":
+        print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
+              "without bubblewrap", file=sys.stderr)  # fmt: skip
+    if args.workspace is not None:
+        args.workspace.mkdir(parents=True, exist_ok=True)
+        return _run_in(args, document, args.workspace, "")
+    workspace = Path(tempfile.mkdtemp(prefix="forge-run-"))
+    if args.keep_workspace:
+        return _run_in(args, document, workspace, "")
+    try:
+        return _run_in(
+            args, document, workspace, " (removed when the run ends; --keep-workspace keeps it)"
+        )
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, note: str) -> int:
     import contextlib
     import secrets
-    import tempfile
 
     from forge.agents import AgentRunner
     from forge.compiler import GraphCompiler
@@ -321,12 +470,6 @@ def _run(args: argparse.Namespace) -> int:
     from forge.runtime.local import LocalRun
     from forge.tools import PolicyEngine
 
-    document = read_document(args)
-    if args.sandbox == "rlimits":
-        print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
-              "without bubblewrap", file=sys.stderr)  # fmt: skip
-    workspace = args.workspace or Path(tempfile.mkdtemp(prefix="forge-run-"))
-    workspace.mkdir(parents=True, exist_ok=True)
     policy = PolicyEngine(_policy(args.policy))
     hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
@@ -340,7 +483,9 @@ def _run(args: argparse.Namespace) -> int:
             close = getattr(used, "close", None)  # an HTTP model holds a connection pool
             if close is not None:
                 models.callback(close)
-        compiler = GraphCompiler(tools.registry, policy)
+        compiler = GraphCompiler(
+            tools.registry, policy, milestone_warn_steps=_milestone_warn_steps()
+        )
         executor = ToolExecutor(
             tools.registry,
             policy,
@@ -349,7 +494,7 @@ def _run(args: argparse.Namespace) -> int:
             approvals=ApprovalSigner(secrets.token_bytes(32)),
         )
         progress = ProgressPrinter(sys.stdout, len(document.steps), live=sys.stdout.isatty())
-        print(f"workspace: {workspace}")
+        print(f"workspace: {workspace}{note}")
         local = LocalRun(
             compiler,
             executor,
@@ -388,17 +533,13 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 
 
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
-    from forge.planners import LLMPlanner, ScriptedPlanner
+    from forge.planners.config import planner_from_spec
 
-    kind, _, files = spec.partition(":")
-    if kind == "llm" and files:
-        return LLMPlanner(_model(f"openai:{files}", args), tools=tools)
-    if kind != "scripted" or not files:
-        raise InputError(f"--planner takes scripted:FILE[,FILE...] or llm:MODEL, not {spec!r}")
-    documents = []
-    for name in files.split(","):
-        documents.append(read_document(argparse.Namespace(**{**vars(args), "file": name})))
-    return ScriptedPlanner(documents, name=f"scripted:{files}")
+    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+    try:
+        return planner_from_spec(spec, _endpoint(args), tools=tools, limits=limits)
+    except ForgeError as exc:
+        raise InputError(f"--planner {spec}: {exc} [{exc.code}]") from None
 
 
 def _print_approval(notice: ApprovalNotice) -> None:

@@ -35,6 +35,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from accounts.api import router as accounts_router
 from accounts.auth import BearerTokenAuth, SessionAuth
 from audit.api import router as audit_router
+from evaluations.api import router as evaluations_router
 from forge.errors import ForgeError
 from forge.runtime import TransitionRefused
 from forge.runtime.gate import GateRefused
@@ -66,6 +67,7 @@ api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
 api.add_router("", plans_router)  # /plans..., /compile, /tools
 api.add_router("", runs_router)  # /runs...
 api.add_router("", metrics_router)  # /metrics
+api.add_router("", evaluations_router)  # /evaluations
 
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.
@@ -82,6 +84,16 @@ FORGE_ERROR_CODE_STATUS: dict[str, int] = {
     "verify_running": 409,  # audit.gate: another full walk of the chain runs
     "verify_throttled": 429,  # audit.gate: the last walk was too recent
     "anchor_log_unwritable": 503,  # audit.anchors: the anchor log cannot be appended to
+    # The planner (plans.planning): not set up, or its model gave no plan.
+    "planner_not_configured": 503,
+    "invalid_planner_spec": 503,
+    "planner_file_unreadable": 503,
+    "planner_exhausted": 503,
+    "model_timeout": 504,
+    "model_unreachable": 502,
+    "model_http_error": 502,
+    "model_invalid_response": 502,
+    "invalid_plan_output": 422,
 }
 
 _CODE_BY_STATUS = {
@@ -138,6 +150,7 @@ def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
     extra: dict[str, Any] = {}
     if getattr(exc, "path", ""):  # where in a plan document the problem is
         extra["path"] = exc.path
+    extra.update(getattr(exc, "details", None) or {})  # e.g. the planner's proposal id
     diagnostics = getattr(exc, "diagnostics", None)
     if diagnostics is not None:
         extra["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]

@@ -65,7 +65,9 @@ INSTALLED_APPS = [
     "accounts",
     "audit",
     "plans",
+    "evaluations",
     "runs",
+    "reviews",
     "forge_web.apps.ForgeWebConfig",  # last: wires the apps below it together
 ]
 
@@ -272,6 +274,8 @@ FORGE_POLICY = envstr("FORGE_POLICY", "")
 FORGE_HTTP_ALLOWED_HOSTS = envlist("FORGE_HTTP_ALLOWED_HOSTS", [])
 FORGE_MCP_SERVERS = envstr("FORGE_MCP_SERVERS", "")
 FORGE_MCP_REFRESH_SECONDS = envint("FORGE_MCP_REFRESH_SECONDS", 60, minimum=0)
+# A plan of more steps without milestones draws plan_without_milestones (0: never).
+FORGE_MILESTONE_WARN_STEPS = envint("FORGE_MILESTONE_WARN_STEPS", 50, minimum=0)
 
 FORGE_API_PAGE_SIZE = envint("FORGE_API_PAGE_SIZE", 50, minimum=1)
 NINJA_PAGINATION_CLASS = "forge_web.pagination.PageNumberPagination"  # page <= 10**9
@@ -322,3 +326,13 @@ FORGE_STEP_DISK_BYTES = envint("FORGE_STEP_DISK_BYTES", 1 << 30, minimum=1)
 # The model agent steps run with on workers: "openai:MODEL" (FORGE_MODEL_BASE_URL,
 # FORGE_MODEL_API_KEY) or "scripted:FILE"; empty: agent steps fail with no_model.
 FORGE_MODEL = envstr("FORGE_MODEL", "")
+# The planner of "New plan from a goal" (POST /api/v1/plans/generate) and of automatic
+# replans (`replan: auto`): "openai:MODEL" at FORGE_PLANNER_BASE_URL (default
+# FORGE_MODEL_BASE_URL; key FORGE_MODEL_API_KEY or OPENAI_API_KEY) or
+# "scripted:FILE[,FILE...]"; empty: no planner, and the page says how to set one.
+FORGE_PLANNER = envstr("FORGE_PLANNER", "")
+FORGE_PLANNER_BASE_URL = envstr("FORGE_PLANNER_BASE_URL", "")
+FORGE_PLANNER_TIMEOUT_SECONDS = envint("FORGE_PLANNER_TIMEOUT_SECONDS", 120, minimum=1)
+# How many answers a planner may give before its plan compiles (each refused one goes back
+# to it with its diagnostics); then the person sees the last one and why.
+FORGE_PLANNER_ATTEMPTS = envint("FORGE_PLANNER_ATTEMPTS", 3, minimum=1)

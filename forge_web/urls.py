@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import URLPattern, URLResolver, include, path, re_path
+from django.views.generic import RedirectView
 
 from forge_web import views
 from forge_web.api import api
 from runs import metrics_views
-from runs.urls import review_urls
 
 
 def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
@@ -19,14 +21,30 @@ def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
     return patterns, app_name, namespace
 
 
+def _moved_to(url: str) -> object:
+    """A permanent redirect anyone may follow (the API docs and the favicon are public)."""
+    return login_not_required(RedirectView.as_view(url=url, permanent=True))
+
+
+API_DOCS = "/api/v1/docs"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("accounts.urls")),
     path("plans/", include("plans.urls")),
     path("runs/", include("runs.urls")),
-    path("review/", include(review_urls)),
+    path("", include("reviews.urls")),  # /review/ and /runs/<id>/replans/
     path("audit/", include("audit.urls")),
+    path("evaluations/", include("evaluations.urls")),
     path("metrics/", metrics_views.metrics_page, name="metrics"),
     path("api/v1/", _api_urls()),
+    # The URLs people type for the API docs (Swagger UI answers at /api/v1/docs only).
+    path("api/v1/docs/", _moved_to(API_DOCS)),
+    path("api/", _moved_to(API_DOCS)),
+    path("api/docs", _moved_to(API_DOCS)),
+    path("api/docs/", _moved_to(API_DOCS)),
+    path("docs", _moved_to(API_DOCS)),
+    path("docs/", _moved_to(API_DOCS)),
+    path("favicon.ico", _moved_to(static("forge/favicon.ico"))),
     re_path(r"^api/", views.api_not_found),
 ]

@@ -14,15 +14,16 @@ from typing import Annotated, Any
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from ninja import Path, Query, Router, Status
 from ninja.pagination import paginate
 
 from accounts.permissions import require_permission
 from forge.plan import PlanDocument
-from plans import catalogue, compilation, services
+from plans import catalogue, compilation, planning, services
 from plans.documents import read_document
 from plans.errors import UnknownVersion
-from plans.models import Approval, Plan, PlanVersion
+from plans.models import Approval, Plan, PlannerProposal, PlanVersion
 from plans.schemas import (
     MAX_NUMBER,
     ApprovalOut,
@@ -32,10 +33,13 @@ from plans.schemas import (
     DiffQuery,
     DocumentIn,
     ExportQuery,
+    GeneratedOut,
+    GenerateIn,
     PlanDetailOut,
     PlanFilters,
     PlanIn,
     PlanOut,
+    ProposalOut,
     ToolOut,
     ToolServerOut,
     VersionIn,
@@ -55,7 +59,7 @@ EXPORT_TYPES = {
     "dot": ("text/vnd.graphviz; charset=utf-8", "dot"),
 }
 # Lists leave out what only a version's own page needs.
-_HEAVY = ("document", "diagnostics", "performed_side_effects")
+_HEAVY = ("document", "diagnostics", "performed_side_effects", "layout")
 
 
 # --- Plans ------------------------------------------------------------------------------
@@ -70,6 +74,36 @@ def create_plan(request: HttpRequest, body: PlanIn) -> Status:
         request.auth, body.name, document, source_format=fmt, note=body.note, submit=body.submit
     )
     return Status(201, _plan_detail(version.plan_id))
+
+
+@router.post("/plans/generate", response={201: GeneratedOut})
+@require_permission("plan.create")
+def generate_plan(request: HttpRequest, body: GenerateIn) -> Status:
+    """Ask the deployment's planner (``FORGE_PLANNER``) for a plan for ``goal``: version 1,
+    authored by you and made by the planner, with its rationale, tokens, cost and model.
+    An answer that does not compile goes back to the planner with its diagnostics, up to
+    ``FORGE_PLANNER_ATTEMPTS``; then the last attempt is saved with its errors. 503
+    ``planner_not_configured`` without a planner; the model's code (``model_timeout``,
+    ``model_unreachable``, ...) or ``invalid_plan_output`` when it gave no plan, with the
+    recorded ``proposal``."""
+    row = planning.generate_plan(
+        request.auth, body.goal, context=body.context, constraints=body.constraints,
+        name=body.name,
+    )  # fmt: skip
+    version = row.version
+    assert version is not None
+    editor = reverse("plans:edit", kwargs={"plan_id": version.plan_id})
+    return Status(201, {
+        "plan": version.plan_id, "version": version.number, "status": version.status,
+        "editor": f"{editor}?version={version.number}", "proposal": proposal_data(row),
+    })  # fmt: skip
+
+
+@router.get("/plans/proposals/{proposal_id}", response=ProposalOut)
+@require_permission("plan.view")
+def get_proposal(request: HttpRequest, proposal_id: PlanId) -> dict[str, Any]:
+    """A planner's transcript: what it was asked and answered, attempt by attempt."""
+    return proposal_data(get_object_or_404(_proposals(), pk=proposal_id))
 
 
 @router.get("/plans", response=list[PlanOut])
@@ -121,6 +155,7 @@ def create_version(request: HttpRequest, plan_id: PlanId, body: VersionIn) -> St
     version = services.create_version(
         plan, request.auth, document, parent=parent, source_format=fmt, note=body.note,
         replan_reason=body.replan_reason, submit=body.submit,
+        layout=body.layout.positions if body.layout else None,
     )  # fmt: skip
     return Status(201, _version(plan.pk, version.number))
 
@@ -212,6 +247,21 @@ def refresh_tools(request: HttpRequest) -> list[dict[str, Any]]:
 
 
 # --- Helpers ----------------------------------------------------------------------------
+
+
+def _proposals() -> QuerySet[PlannerProposal]:
+    return PlannerProposal.objects.select_related("requested_by", "version")
+
+
+def proposal_data(row: PlannerProposal) -> dict[str, Any]:
+    return {
+        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
+        "planner": row.planner, "model": row.model, "status": row.status,
+        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
+        "tokens": row.tokens, "cost": row.cost, "plan": row.plan_id,
+        "version": row.version.number if row.version is not None else None,
+        "run": row.run_id, "attempts": row.attempts, "created_at": row.created_at,
+    }  # fmt: skip
 
 
 def _read(body: DocumentIn) -> tuple[PlanDocument, str]:

@@ -124,12 +124,18 @@ def policy() -> Policy:
 
 def compiler(*, refresh: bool = True) -> GraphCompiler:
     """This deployment's ``GraphCompiler`` (cached per tools snapshot and policy path)."""
-    return _compiler_for(str(getattr(settings, "FORGE_POLICY", "") or ""), tools(refresh=refresh))
+    return _compiler_for(
+        str(getattr(settings, "FORGE_POLICY", "") or ""),
+        tools(refresh=refresh),
+        int(getattr(settings, "FORGE_MILESTONE_WARN_STEPS", 50)),
+    )
 
 
 @functools.lru_cache(maxsize=8)
-def _compiler_for(policy_path: str, snapshot: ToolboxSnapshot) -> GraphCompiler:
-    return GraphCompiler(snapshot.registry, PolicyEngine(_policy_at(policy_path)))
+def _compiler_for(policy_path: str, snapshot: ToolboxSnapshot, warn_steps: int) -> GraphCompiler:
+    return GraphCompiler(
+        snapshot.registry, PolicyEngine(_policy_at(policy_path)), milestone_warn_steps=warn_steps
+    )
 
 
 @functools.lru_cache(maxsize=8)

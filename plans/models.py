@@ -2,7 +2,8 @@
 
 A version is never changed after it is saved: an edit, an import or a replan makes a new
 one whose ``parent`` is the version it came from. The compiler's diagnostics are stored
-with the version (as the core produced them), so lists and pages never recompile. A new
+with the version (as the core produced them), and so is its impact (what it will touch,
+ask, cost and take), so lists and pages never recompile. A new
 version never inherits an approval: approvals belong to one version.
 """
 
@@ -63,9 +64,16 @@ class PlanVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     diagnostics = models.JSONField(default=list)  # [Diagnostic.to_data(), ...]
     has_errors = models.BooleanField(default=False)
+    # forge.compiler.Impact.to_data() of the version as compiled when saved; None for a
+    # version with errors, and for versions saved before impacts were kept.
+    impact = models.JSONField(null=True, blank=True, default=None)
     # Non-repeatable side effects already performed by runs of its ancestors:
     # [{"tool", "step", "args_hash"}, ...] (forge.compiler.PerformedSideEffect.to_data)
     performed_side_effects = models.JSONField(default=list)
+    # Where the author placed the steps on the graph: {"positions": {step_id: [x, y]}}, or
+    # {} for the automatic layout. Presentation only: not part of the document, so not of
+    # the content hash, the approvals or anything that runs (plans.layout).
+    layout = models.JSONField(default=dict, blank=True)
     submitted = models.BooleanField(default=True)  # False: a draft, not yet asking for review
     status = models.CharField(
         max_length=20, choices=VersionStatus.choices, default=VersionStatus.AWAITING_APPROVAL
@@ -124,3 +132,57 @@ class Approval(models.Model):
     @property
     def reviewer_name(self) -> str:
         return "policy" if self.by_policy or self.reviewer is None else self.reviewer.username
+
+
+class ProposalKind(models.TextChoices):
+    GENERATE = "generate"  # a first version, from a person's goal
+    REPLAN = "replan"  # the next version of a run that needs a replan (replan: auto)
+
+
+class ProposalStatus(models.TextChoices):
+    PROPOSED = "proposed"  # a version that compiles
+    DOES_NOT_COMPILE = "does_not_compile"  # the last attempt, saved with its errors
+    FAILED = "failed"  # no version: the planner gave no usable answer
+
+
+class PlannerProposal(models.Model):
+    """What a planner was asked for on a person's behalf and what it answered: the
+    transcript a person reads to debug an agent's plan or replan.
+
+    ``requested_by`` is the person the planner worked for (who asked for the plan, or who
+    started the run it replans); the version it made is authored by that person, so the
+    four-eyes rule keeps them from approving it. ``attempts`` holds each answer with what
+    the planner was told (summarised), its problems, tokens, cost and model
+    (``forge.planners.proposals.Attempt.to_data``). A proposal that failed is kept too,
+    with the request, so nothing a person typed or a planner said is lost."""
+
+    kind = models.CharField(max_length=10, choices=ProposalKind.choices)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="planner_proposals"
+    )
+    plan = models.ForeignKey(
+        Plan, null=True, blank=True, on_delete=models.CASCADE, related_name="proposals"
+    )
+    version = models.ForeignKey(
+        PlanVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="proposals"
+    )
+    run_id = models.BigIntegerField(null=True, blank=True, db_index=True)  # runs: a floor above
+    goal = models.TextField()
+    context = models.TextField(blank=True)
+    constraints = models.TextField(blank=True)
+    planner = models.CharField(max_length=200)
+    model = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=20, choices=ProposalStatus.choices)
+    error_code = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
+    tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    attempts = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.planner} for {self.requested_by_id}"

@@ -6,9 +6,15 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import AfterValidator, model_validator
+from pydantic import (
+    AfterValidator,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from plans.documents import storable_text
+from plans.layout import LIMIT as LAYOUT_LIMIT
 from plans.models import Approval, Plan, PlanVersion
 
 MAX_NUMBER = 2_147_483_647  # PositiveIntegerField's ceiling on every database
@@ -99,6 +105,19 @@ class PlanIn(DocumentIn):
     submit: bool = Field(True, description="ask for review now (false: save a draft)")
 
 
+Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-LAYOUT_LIMIT, le=LAYOUT_LIMIT)]
+
+
+class LayoutIn(Schema):
+    """Where the author placed the steps: presentation only, outside the content hash."""
+
+    positions: dict[str, tuple[Coordinate, Coordinate]] = Field(
+        default_factory=dict,
+        max_length=100_000,
+        description="step id -> [x, y] on the graph; steps the document lacks are dropped",
+    )
+
+
 class VersionIn(DocumentIn):
     model_config = _examples({"document": EXAMPLE_DOCUMENT, "note": "clearer goal"})
 
@@ -109,6 +128,9 @@ class VersionIn(DocumentIn):
     )  # fmt: skip
     replan_reason: Text = Field("", max_length=TEXT_LIMIT)
     submit: bool = Field(True, description="ask for review now (false: save a draft)")
+    layout: LayoutIn | None = Field(
+        None, description="steps placed by hand; absent or empty: the automatic layout"
+    )
 
 
 class DecisionIn(Schema):
@@ -148,6 +170,14 @@ class DiagnosticOut(Schema):
     message: str
     nodes: list[str]
     edges: list[list[str]] = Field(description="[dependency, dependent] pairs")
+    hint: str = Field("", description="how to fix it; only for codes that say (else absent)")
+
+    @model_serializer(mode="wrap")
+    def _hint_only_when_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("hint"):
+            data.pop("hint", None)
+        return data
 
 
 class SideEffectOut(Schema):
@@ -199,6 +229,9 @@ class VersionSummaryOut(Schema):
 
 class VersionOut(VersionSummaryOut):
     document: dict[str, Any]
+    layout: dict[str, Any] = Field(
+        description="{positions: {step: [x, y]}} placed by hand, or {}; not in the content hash"
+    )
     diagnostics: list[DiagnosticOut]
     approvals: list[ApprovalOut]
     performed_side_effects: list[SideEffectOut]
@@ -259,10 +292,51 @@ class GraphOut(Schema):
     )
 
 
+class McpUseOut(Schema):
+    server: str
+    tools: list[str]
+
+
+class StepPauseOut(Schema):
+    step: str
+    reasons: list[str]
+
+
+class DurationOut(Schema):
+    seconds: float = Field(description="the critical path of the steps' duration estimates")
+    path: list[str] = Field(description="the steps on that path, in order")
+    unknown: list[str] = Field(description="steps without a duration estimate (counted as 0)")
+    text: str
+
+
+class ImpactOut(Schema):
+    """What a version that compiles will touch, ask, cost and take
+    (``forge.compiler.impact``)."""
+
+    steps: int
+    scopes: list[str]
+    side_effects: dict[str, int] = Field(description="side-effect class: steps")
+    agent_steps: int
+    hosts: list[str]
+    hosts_unknown: list[str] = Field(description="steps whose host is decided at run time")
+    mcp: list[McpUseOut]
+    files_written: list[str]
+    files_unknown: list[str]
+    commands: list[str]
+    pauses: list[StepPauseOut] = Field(description="steps that will wait for approval")
+    reviews: list[str] = Field(description="milestones that end in a person's review")
+    plan_scopes: list[str]
+    tokens: int
+    cost: float
+    estimated_steps: int
+    duration: DurationOut
+
+
 class CompileOut(Schema):
     ok: bool
     diagnostics: list[DiagnosticOut]
     graph: GraphOut | None
+    impact: ImpactOut | None
 
 
 class FieldChangeOut(Schema):
@@ -314,3 +388,51 @@ class ToolServerOut(Schema):
     error: str = Field(description="why it is not available (credentials masked); empty if it is")
     tools: list[str] = Field(description="the ids of its tools, as last discovered")
     checked_at: datetime = Field(description="when this process last asked it")
+
+
+class GenerateIn(Schema):
+    """A person's request for a plan: the planner proposes version 1."""
+
+    goal: Text = Field(min_length=1, max_length=2000, description="what the plan should achieve")
+    context: Text = Field("", max_length=8000, description="what the planner should know")
+    constraints: Text = Field("", max_length=8000, description="what the plan must keep to")
+    name: Text = Field("", max_length=200, description="the plan's name; default: the goal")
+
+
+class AttemptOut(Schema):
+    number: int
+    told: str = Field(description="what the planner was asked (summarised)")
+    answered: str = Field(description="what it answered (summarised)")
+    code: str = Field(description="'' when it compiled; does_not_compile; or why it was no plan")
+    problems: list[str] = Field(description="why this answer was refused")
+    diagnostics: list[dict[str, Any]]
+    tokens: int
+    cost: float
+    model: str
+
+
+class ProposalOut(Schema):
+    id: int
+    kind: Literal["generate", "replan"]
+    requested_by: str = Field(description="the person the planner worked for (the author)")
+    planner: str
+    model: str
+    status: Literal["proposed", "does_not_compile", "failed"]
+    error_code: str
+    error: str
+    rationale: str
+    tokens: int
+    cost: float
+    plan: int | None
+    version: int | None = Field(description="the version's number, when one was saved")
+    run: int | None
+    attempts: list[AttemptOut]
+    created_at: datetime
+
+
+class GeneratedOut(Schema):
+    plan: int
+    version: int
+    status: str = Field(description="the version's status: awaiting_approval or has_errors")
+    editor: str = Field(description="the editor's URL on the new version")
+    proposal: ProposalOut

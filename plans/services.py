@@ -27,7 +27,7 @@ diagnostics. They never hold the document or tool arguments, which may hold secr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
@@ -39,9 +39,10 @@ from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
 from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
 from forge.redaction import redact_text
 from forge.runtime.gate import POLICY_APPROVER, GateRefused
-from plans import compilation
+from plans import compilation, signals
 from plans import gate as plan_gate
 from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
+from plans.layout import layout_for
 from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
 
 if TYPE_CHECKING:
@@ -98,8 +99,12 @@ def create_version(
     planner: str = "editor",
     submit: bool = True,
     performed_side_effects: Iterable[PerformedSideEffect] = (),
+    layout: Mapping[str, Sequence[float]] | None = None,
 ) -> PlanVersion:
     """Save ``document`` as the plan's next version, derived from ``parent``.
+
+    ``layout`` maps step ids to the positions the author placed them at
+    (``plans.layout``: kept beside the document, outside its content hash).
 
     ``parent`` defaults to the plan's latest version. ``performed_side_effects`` are
     those carried out by runs of ``parent`` (a replan passes them); the new version
@@ -119,6 +124,7 @@ def create_version(
             plan, user, document, parent=parent, source_format=source_format, note=note,
             planner=planner, submit=submit, replan_reason=replan_reason,
             side_effects=side_effects, result=result,
+            layout=layout_for(layout, (step.id for step in document.steps)),
         )  # fmt: skip
 
 
@@ -255,6 +261,7 @@ def _add_version(
     replan_reason: str,
     side_effects: list[dict[str, str]],
     result: CompileResult,
+    layout: dict[str, Any] | None = None,
 ) -> PlanVersion:
     """Inside the caller's transaction: number, save, audit, move latest_version."""
     diagnostics = [d.to_data() for d in result.diagnostics]
@@ -274,7 +281,9 @@ def _add_version(
         planner=planner,
         diagnostics=diagnostics,
         has_errors=has_errors,
+        impact=result.impact.to_data() if result.impact is not None else None,
         performed_side_effects=side_effects,
+        layout=layout or {},
         submitted=submit,
         status=_initial_status(has_errors, submit),
     )
@@ -344,6 +353,13 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             "previous_status": previous, "status": locked.status,
         })  # fmt: skip
     version.status = locked.status
+    if decision == Decision.APPROVED:
+        version_id, approver = locked.pk, user.get_username()
+        transaction.on_commit(
+            lambda: signals.version_approved.send(
+                sender=PlanVersion, version_id=version_id, approver=approver
+            )
+        )
     return approval
 
 

@@ -16,23 +16,36 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Max, Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
-from plans.models import Approval, Plan, PlanVersion, VersionStatus
+from plans import planning
+from plans.impact import impact_changes, impact_view, version_impact
+from plans.models import Approval, Plan, PlannerProposal, PlanVersion, VersionStatus
 
 PAGE_SIZE = 25
 MAX_RUN_ID = 2**63 - 1
 # The examples a new user can start from, in the order the new-plan page lists them.
 EXAMPLES = (
-    ("seed-003-supplier-risk.json", "Seed 003: supplier risk report (JSON)"),
-    ("supplier-risk.yaml", "Supplier risk report, every field (YAML)"),
-    ("release-notes.yaml", "Release notes (YAML)"),
+    ("release-notes.yaml", "Release notes: files, a shell command, data between steps (YAML)"),
+    ("replan/plan.yaml", "A contract that fails, to see a replan (YAML)"),
+    ("agent/plan.yaml", "An agent step that chooses its own tool calls (YAML)"),
+    (
+        "agent-step-in-chinese.json",
+        "An agent step written in Chinese, with a free-text done_when (JSON)",
+    ),
+    (
+        "supplier-risk.yaml",
+        "Every field of a step, commented (YAML; one step, its deliverable left out: "
+        "an error on purpose)",
+    ),
 )
+# The editor's status of a blank plan that has never been saved (never stored).
+UNSAVED = "unsaved"
 STATUS_LABELS = {
     VersionStatus.DRAFT: "Draft",
     VersionStatus.HAS_ERRORS: "Has errors",
@@ -64,12 +77,38 @@ def plan_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(plans, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "rows": _list_rows(page),
         "q": q,
         "status": status,
         "statuses": list(STATUS_LABELS.items()),
         "can_create": request.user.can("plan.create"),
     }
     return render(request, "plans/list.html", context)
+
+
+def _list_rows(page: Any) -> list[dict[str, Any]]:
+    """Each plan of ``page`` with its latest approved version (what may run) apart from
+    its latest version (what is being worked on), so that a newer draft with errors never
+    reads as the status of a plan whose approved version runs fine."""
+    plans = list(page)
+    approved = {
+        row["plan_id"]: row["number"]
+        for row in PlanVersion.objects.filter(
+            plan_id__in=[plan.pk for plan in plans], status=VersionStatus.APPROVED
+        )
+        .values("plan_id")
+        .annotate(number=Max("number"))
+    }
+    return [
+        {
+            "plan": plan,
+            "approved": approved.get(plan.pk),
+            "label": STATUS_LABELS.get(plan.latest_version.status, plan.latest_version.status)
+            if plan.latest_version
+            else "",
+        }
+        for plan in plans
+    ]
 
 
 @require_GET
@@ -83,8 +122,25 @@ def new_plan(request: HttpRequest) -> HttpResponse:
             examples.append(
                 {"file": filename, "title": title, "format": fmt, "source": path.read_text()}
             )
-    page_data = {"examples": examples, "api": _api_root(), "editor": _editor_url_template()}
+    page_data = {
+        "examples": examples,
+        "api": _api_root(),
+        "editor": _editor_url_template(),
+        "draw": reverse("plans:draw"),
+    }
     return render(request, "plans/new.html", {"page_data": page_data, "examples": examples})
+
+
+@require_GET
+def generate(request: HttpRequest) -> HttpResponse:
+    """New plan from a goal: the deployment's planner proposes version 1 (the page's
+    script posts ``/plans/generate``); without ``FORGE_PLANNER`` the page says how to set
+    one up."""
+    ensure_permission(request.user, "plan.create")
+    page_data = {"api": _api_root(), "configured": planning.configured()}
+    context = {"page_data": page_data, "configured": page_data["configured"],
+               "planner": settings.FORGE_PLANNER.strip()}  # fmt: skip
+    return render(request, "plans/generate.html", context)
 
 
 @require_GET
@@ -126,9 +182,61 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
     context = {
         "plan": plan,
         "version": version,
+        "proposal": version_proposal(version),
+        "status_label": STATUS_LABELS.get(version.status, version.status),
         "editor": editor,
         "replan": replan,
         "status_labels": STATUS_LABELS,
+    }
+    return render(request, "plans/editor.html", context)
+
+
+@require_GET
+def draw(request: HttpRequest) -> HttpResponse:
+    """The editor on a blank plan that is not saved yet (``?name=&goal=`` from the new-plan
+    page): nothing is stored until the author saves, and the editor saves only a plan with
+    at least one step, so a blank plan never becomes an erroring version 1. The first save
+    creates the plan (``POST /api/v1/plans``) and opens its editor."""
+    ensure_permission(request.user, "plan.create")
+    goal = request.GET.get("goal", "").strip()[:2000]
+    name = request.GET.get("name", "").strip()[:200] or goal[:200] or "Untitled plan"
+    user = request.user
+    editor = {
+        "plan": {"id": None, "name": name},
+        "version": {
+            "number": 0,
+            "status": UNSAVED,
+            "status_label": "Not saved yet",
+            "author": user.get_username(),
+            "note": "",
+            "parent": None,
+            "has_errors": False,
+            "submitted": False,
+            "created_at": None,
+            "document": {
+                "schema": "forge.plan/v1",
+                "goal": goal,
+                "risk_level": "low",
+                "max_replans": 3,
+                "steps": [],
+            },
+            "diagnostics": [],
+        },
+        "user": {
+            "username": user.get_username(),
+            "can_approve": user.can("plan.approve"),
+            "can_run": user.can("run.start"),
+        },
+        "api": _api_root(),
+        "urls": {"created": _editor_url_template()},
+        "replan": None,
+    }
+    context = {
+        "plan": {"pk": None, "name": name},
+        "version": None,
+        "unsaved": True,
+        "editor": editor,
+        "replan": None,
     }
     return render(request, "plans/editor.html", context)
 
@@ -197,6 +305,7 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
     context = {
         "plan": plan,
         "version": version,
+        "proposal": version_proposal(version),
         "graph": graph,
         "approvals": list(version.approvals.all()),
         "counts": _counts(version.diagnostics),
@@ -208,6 +317,9 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
         "exports": [("json", "JSON"), ("yaml", "YAML"), ("mermaid", "Mermaid"), ("dot", "DOT")],
         "api_export": f"{_api_root()}plans/{plan.pk}/versions/{version.number}/export",
         "run_url": _run_url(plan.pk, version.number),
+        "impact": impact_view(version_impact(version)),
+        "impact_changes": impact_changes(version.parent, version) if version.parent else [],
+        "milestones": version.document.get("milestones", []),
     }
     return render(request, "plans/version.html", context)
 
@@ -234,11 +346,34 @@ def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
         "new": new,
         "graph": graph,
         "numbers": list(versions.order_by("-number").values_list("number", flat=True)),
+        "impact": impact_view(version_impact(new)),
+        "impact_changes": impact_changes(old, new),
     }
     return render(request, "plans/diff.html", context)
 
 
 # --- Helpers ----------------------------------------------------------------------------
+
+
+def version_proposal(version: PlanVersion) -> dict[str, Any] | None:
+    """The planner's proposal that made ``version`` (its transcript), if a planner did."""
+    row = (
+        PlannerProposal.objects.filter(version=version)
+        .select_related("requested_by", "version")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return None if row is None else proposal_view(row)
+
+
+def proposal_view(row: PlannerProposal) -> dict[str, Any]:
+    return {
+        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
+        "planner": row.planner, "model": row.model, "status": row.status,
+        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
+        "tokens": row.tokens, "cost": row.cost, "attempts": row.attempts,
+        "version": row.version.number if row.version is not None else None,
+    }  # fmt: skip
 
 
 def _versions(plan: Plan) -> QuerySet[PlanVersion]:
@@ -270,6 +405,7 @@ def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any
     if with_document:
         data["document"] = version.document
         data["diagnostics"] = version.diagnostics
+        data["layout"] = version.layout
     return data
 
 

@@ -188,6 +188,20 @@ def approve_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: Ste
     return detail(_runs().get(pk=run.pk))
 
 
+@router.post("/runs/{run_id}/milestones/{milestone_id}/review", response=RunOut)
+@require_permission("step.approve")
+def review_milestone(
+    request: HttpRequest, run_id: RunId, milestone_id: StepId, body: CommentIn
+) -> Any:
+    """Let a run go on after a milestone that ends in a review: every step of it
+    succeeded and a person other than the version's author looked at the facts (409
+    ``transition_refused`` before it is reached or once reviewed)."""
+    run = services.review_milestone(
+        get_object_or_404(Run, pk=run_id), milestone_id, request.auth, body.comment
+    )
+    return detail(_runs().get(pk=run.pk))
+
+
 @router.post("/runs/{run_id}/steps/{step_id}/reject", response=RunOut)
 @require_permission("step.approve")
 def reject_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: CommentIn) -> Any:

@@ -23,6 +23,7 @@ from django.utils import timezone
 from forge.compiler import ExecutableGraph
 from forge.runtime import RunEvent as CoreEvent
 from forge.runtime import Scheduler, StepState, rebuild
+from forge.runtime.events import EventType
 from forge.runtime.previews import Previewer, step_previewer
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import compile_version, tools
@@ -112,6 +113,7 @@ def locked_run(run_id: int) -> Iterator[LockedRun]:
             if locked.flushed:
                 _project_run(run, locked.scheduler)
             _enqueue(run, locked.to_enqueue)
+            _enqueue_replans(run, locked.scheduler)
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
@@ -218,6 +220,18 @@ def _enqueue(run: Run, step_ids: list[str]) -> None:
 
     for step_id in step_ids:
         run_step.enqueue(run.pk, step_id)
+
+
+def _enqueue_replans(run: Run, scheduler: Scheduler) -> None:
+    """A run of a plan that replans automatically (``replan: auto``) that needed a
+    replan in this transaction: a worker asks the planner (``runs.replanning``)."""
+    if scheduler.graph.document.replan != "auto":
+        return
+    from runs.tasks import replan_run  # tasks import this module
+
+    for event in scheduler.events:
+        if event.event_type == EventType.RUN_NEEDS_REPLAN:
+            replan_run.enqueue(run.pk, event.seq)
 
 
 def step_fields(step: StepState) -> dict[str, object]:

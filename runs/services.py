@@ -1,5 +1,6 @@
 """Every change to a run goes through here: start, approve or reject a waiting step,
-cancel, write a replan, resume with a new version, reconcile an interrupted step.
+review a milestone, cancel, write a replan, resume with a new version, reconcile an
+interrupted step.
 
 Each action checks who may do it, decides through the core Scheduler under the run's
 lock (``runs.engine.locked_run``), and writes the audit event in the same transaction;
@@ -133,6 +134,26 @@ def approve_step(
     return run
 
 
+def review_milestone(run: Run, milestone_id: str, user: Any, comment: str = "") -> Run:
+    """A person who did not author the run's version lets the run go on after a reached
+    milestone that ends in a review; the steps it held are queued (or wait for their own
+    approval). Audited as ``run.milestone_reviewed``."""
+    ensure_permission(user, "step.approve")
+    with locked_run(run.pk) as locked:
+        _not_the_author(locked.run, user)
+        locked.scheduler.review_milestone(milestone_id, _actor(user), redact_text(comment))
+        locked.to_enqueue.extend(locked.became_ready())
+        record(
+            _actor(user),
+            "run.milestone_reviewed",
+            "run",
+            run.pk,
+            {"milestone": milestone_id, "comment": comment},
+        )
+    run.refresh_from_db()
+    return run
+
+
 def reject_step(run: Run, step_id: str, user: Any, comment: str = "") -> Run:
     ensure_permission(user, "step.approve")
     with locked_run(run.pk) as locked:
@@ -174,6 +195,20 @@ def resume_run(run: Run, version: PlanVersion, user: Any) -> Run:
     is audited as ``run.resume_refused`` with the drift, which the drift metric counts.
     """
     ensure_permission(user, "run.resume")
+    return _resume(run, version, _actor(user))
+
+
+def resume_automatically(run: Run, version: PlanVersion, actor: str) -> Run:
+    """Resume a run whose plan replans automatically (``replan: auto``) on ``version``,
+    the planner's replan of its current version, without an operator: under the
+    policy's approval (``auto_approve_replans``) right after the planner proposed it
+    (``actor`` ``policy``), or once a person approved it (``actor`` that person). Exactly
+    the gate a person's resume passes: ``NotRunnable`` with its code otherwise, and the
+    replan waits in the review queue."""
+    return _resume(run, version, actor)
+
+
+def _resume(run: Run, version: PlanVersion, actor: str) -> Run:
     if version.plan_id != run.plan_id:
         raise NotRunnable("the new version belongs to another plan", code="wrong_plan")
     if version.has_errors:
@@ -189,7 +224,7 @@ def resume_run(run: Run, version: PlanVersion, user: Any) -> Run:
     drift = detect_drift(parent.document, graph.document)
     if version.status != VersionStatus.APPROVED:
         if drift:
-            _refuse_drift(run, version, current, drift, user)
+            _refuse_drift(run, version, current, drift, actor)
         try:
             approve_by_policy(version, parent, graph)
         except GateRefused as refused:  # the policy may not: a person must approve it
@@ -198,11 +233,11 @@ def resume_run(run: Run, version: PlanVersion, user: Any) -> Run:
     with locked_run(run.pk) as locked:
         if locked.run.version_id != current.pk:
             raise NotRunnable("the run moved on to another version meanwhile", code="conflict")
-        locked.scheduler.resume(graph, version.number, _actor(user), approval)
+        locked.scheduler.resume(graph, version.number, actor, approval)
         locked.run.version = version
         locked.to_enqueue.extend(locked.became_ready())
         record(
-            _actor(user),
+            actor,
             "run.resumed",
             "run",
             run.pk,
@@ -219,13 +254,13 @@ def resume_run(run: Run, version: PlanVersion, user: Any) -> Run:
 
 
 def _refuse_drift(
-    run: Run, version: PlanVersion, current: PlanVersion, drift: tuple[str, ...], user: Any
+    run: Run, version: PlanVersion, current: PlanVersion, drift: tuple[str, ...], actor: str
 ) -> None:
     """Refuse a resume on a drifted version no person approved; audited, so the drift
     metric counts it."""
     with transaction.atomic():
         record(
-            _actor(user),
+            actor,
             "run.resume_refused",
             "run",
             run.pk,
@@ -247,12 +282,16 @@ def create_replan(
     source_format: str = "json",
     note: str = "",
     replan_reason: str = "",
+    planner: str = "editor",
 ) -> PlanVersion:
     """Save ``document`` as a replan of the run's current version: its parent is that
     version, and it carries the side effects the run already performed (the same core
     function the CLI's replans use), so the compiler warns a reviewer of any it would
-    repeat. The reason defaults to what failed."""
-    ensure_permission(user, "plan.edit")
+    repeat. The reason defaults to what failed. A person writing it needs
+    ``plan.edit``; the planner writes it for the person who started the run
+    (``planner`` names it), as that run's plan asked (``replan: auto``)."""
+    if planner == "editor":
+        ensure_permission(user, "plan.edit")
     with locked_run(run.pk) as locked:
         scheduler = locked.scheduler
         performed = performed_side_effects(scheduler.graph, scheduler.state)
@@ -270,11 +309,12 @@ def create_replan(
         source_format=source_format,
         replan_reason=replan_reason,
         note=note,
+        planner=planner,
         performed_side_effects=performed,
     )
     with transaction.atomic():
         record(
-            _actor(user),
+            _actor(user) if planner == "editor" else planner,
             "run.replanned",
             "run",
             run.pk,
@@ -282,6 +322,8 @@ def create_replan(
                 "from_version": current.number,
                 "version": version.number,
                 "performed_side_effects": len(performed),
+                "planner": planner,
+                "on_behalf_of": _actor(user),
             },
         )
     return version
@@ -323,6 +365,8 @@ __all__ = [
     "create_replan",
     "reconcile_step",
     "reject_step",
+    "resume_automatically",
     "resume_run",
+    "review_milestone",
     "start_run",
 ]

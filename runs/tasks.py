@@ -11,3 +11,19 @@ from runs import worker
 @task()
 def run_step(run_id: int, step_id: str) -> None:
     worker.run_step(run_id, step_id)
+
+
+@task()
+def replan_run(run_id: int, trigger_seq: int) -> None:
+    """Ask the planner for the next version of a run of ``replan: auto``."""
+    from runs import replanning
+
+    replanning.replan_automatically(run_id, trigger_seq)
+
+
+@task()
+def resume_approved_replan(version_id: int, approver: str) -> None:
+    """A person approved a planner's replan: the runs waiting for it resume."""
+    from runs import replanning
+
+    replanning.resume_after_approval(version_id, approver)

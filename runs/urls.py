@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from runs import review_views, views
+from runs import views
 
 app_name = "runs"
 
@@ -12,8 +12,4 @@ urlpatterns = [
     path("", views.run_list, name="list"),
     path("new/", views.new_run, name="new"),
     path("<int:run_id>/", views.run_detail, name="detail"),
-    path("<int:run_id>/replans/", review_views.replans, name="replans"),
 ]
-
-# The approval queue, mounted at /review/ by forge_web.urls (namespace "review").
-review_urls = ([path("", review_views.queue, name="queue")], "review")

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -24,16 +24,14 @@ from accounts.permissions import ensure_permission
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import policy
 from plans.models import Plan, PlanVersion, VersionStatus
-from runs.api import detail
 from runs.isolation import rlimits_only_steps
-from runs.models import Run, StepRun
+from runs.models import Run
+from runs.snapshot import snapshot
 
 PAGE_SIZE = 25
 MAX_ID = 2**63 - 1
 # How many approved versions the start form offers, newest first.
 STARTABLE_LIMIT = 200
-# A snapshot is retried when events commit while it is read (see _snapshot).
-SNAPSHOT_ATTEMPTS = 5
 RUN_STATUS_LABELS = {
     "queued": "Queued",
     "running": "Running",
@@ -125,7 +123,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     ensure_permission(request.user, "run.view")
     if run_id > MAX_ID:
         raise Http404("no such run")
-    run, data = _snapshot(run_id)
+    run, data = snapshot(run_id)
     user = request.user
     version = run.version
     page_data = {
@@ -171,40 +169,6 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 # --- Helpers ----------------------------------------------------------------------------
-
-
-def _snapshot(run_id: int) -> tuple[Run, dict[str, Any]]:
-    """The run's detail with a ``last_seq`` that matches its steps exactly.
-
-    The run row and its steps are read by separate queries, and a worker may commit
-    between them. Every transaction that changes a step also moves ``Run.last_seq``, so
-    when ``last_seq`` is the same before and after the steps were read, nothing
-    committed in between (a seqlock). The page then applies exactly the events after
-    that seq: none missed, none applied twice.
-    """
-    runs = Run.objects.select_related("plan", "version", "version__author", "started_by")
-    for _ in range(SNAPSHOT_ATTEMPTS):
-        run = get_object_or_404(runs, pk=run_id)
-        data = _with_reservations(run, detail(run))
-        if Run.objects.filter(pk=run_id, last_seq=run.last_seq).exists():
-            return run, data
-    return run, data  # still changing after several tries: the client's dedupe copes
-
-
-def _with_reservations(run: Run, data: dict[str, Any]) -> dict[str, Any]:
-    # A running step's reservation is settled by the event that ends it; the page needs
-    # it to keep the budget gauges exact (the API's run detail does not carry it).
-    reserved = {
-        row["step_id"]: row
-        for row in StepRun.objects.filter(
-            run=run, plan_version=run.version.number, status="running"
-        ).values("step_id", "reserved_tokens", "reserved_cost")
-    }
-    for step in data["steps"]:
-        row = reserved.get(step["step_id"])
-        step["reserved_tokens"] = row["reserved_tokens"] if row else 0
-        step["reserved_cost"] = row["reserved_cost"] if row else 0.0
-    return data
 
 
 def _startable_versions() -> QuerySet[PlanVersion]:

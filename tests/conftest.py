@@ -232,6 +232,11 @@ def admin(make_user: Callable[..., Any]) -> Any:
 
 
 @pytest.fixture
+def auditor(make_user: Callable[..., Any]) -> Any:
+    return make_user("auditor", "auditor")
+
+
+@pytest.fixture
 def stranger(make_user: Callable[..., Any]) -> Any:
     return make_user("stranger")
 

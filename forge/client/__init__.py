@@ -23,7 +23,16 @@ the API's ``code`` (``not_approved``, ``permission_denied``, ...) and HTTP ``sta
 
 from forge.client.aio import AsyncForgeClient, Polled
 from forge.client.errors import ForgeApiError
-from forge.client.models import Approval, Compiled, Diagnostic, Event, Run, Step, Version
+from forge.client.models import (
+    Approval,
+    Compiled,
+    Diagnostic,
+    Evaluation,
+    Event,
+    Run,
+    Step,
+    Version,
+)
 from forge.client.sync import ForgeClient
 
 __all__ = [
@@ -31,6 +40,7 @@ __all__ = [
     "AsyncForgeClient",
     "Compiled",
     "Diagnostic",
+    "Evaluation",
     "Event",
     "ForgeApiError",
     "ForgeClient",

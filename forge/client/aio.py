@@ -14,7 +14,7 @@ import httpx
 from forge.client import calls
 from forge.client.calls import Call
 from forge.client.headers import request_headers
-from forge.client.models import Compiled, Event, Run, Version
+from forge.client.models import Compiled, Evaluation, Event, Run, Version
 from forge.client.waiting import delays, wait_bound
 
 __all__ = ["AsyncForgeClient", "Polled"]
@@ -161,3 +161,7 @@ class AsyncForgeClient:
         """The run's events with ``seq`` greater than ``after``, in order, at most ``limit``
         (up to 5000); pass the last one's ``seq`` as ``after`` to read on."""
         return await self._send(calls.events(run_id, after, limit))
+
+    async def upload_evaluation(self, report: Mapping[str, Any]) -> Evaluation:
+        """Store an evaluation report (``forge.eval-report/v1``) on the site."""
+        return await self._send(calls.upload_evaluation(report))

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from forge.client.errors import ForgeApiError
-from forge.client.models import Compiled, Event, Run, Version
+from forge.client.models import Compiled, Evaluation, Event, Run, Version
 
 __all__ = ["API_PREFIX", "Call", "no_answer", "read", "request_options", "site_root"]
 
@@ -104,6 +104,10 @@ def events(run_id: int, after: int, limit: int) -> Call[tuple[Event, ...]]:
         lambda data: tuple(Event.from_data(item) for item in data),
         params={"after": after, "limit": limit},
     )
+
+
+def upload_evaluation(report: Mapping[str, Any]) -> Call[Evaluation]:
+    return Call("POST", "/evaluations", Evaluation.from_data, report)
 
 
 def _latest_version(data: Any) -> Version:

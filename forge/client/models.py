@@ -1,4 +1,5 @@
-"""What the API answers, as frozen values: versions, compile results, runs and events.
+"""What the API answers, as frozen values: versions, compile results, runs, events and
+evaluation reports.
 
 Each value is read from the API's JSON by ``from_data`` and keeps the fields a client acts
 on; the few that hold free-form JSON (a plan document, a step's output, an event's facts)
@@ -18,6 +19,7 @@ __all__ = [
     "Approval",
     "Compiled",
     "Diagnostic",
+    "Evaluation",
     "Event",
     "Run",
     "Step",
@@ -31,13 +33,15 @@ FINAL_RUN_STATUSES = frozenset({"succeeded", "failed", "budget_exhausted", "canc
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem the compiler found: a stable ``code``, ``severity`` (error, warning or
-    info), a message, and the step ids and ``[dependency, dependent]`` edges concerned."""
+    info), a message, the step ids and ``[dependency, dependent]`` edges concerned, and
+    for some codes a ``hint`` saying how to fix it."""
 
     code: str
     severity: str
     message: str
     nodes: tuple[str, ...] = ()
     edges: tuple[tuple[str, str], ...] = ()
+    hint: str = ""
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Diagnostic:
@@ -47,16 +51,20 @@ class Diagnostic:
             message=str(data["message"]),
             nodes=tuple(str(node) for node in data.get("nodes", ())),
             edges=tuple((str(a), str(b)) for a, b in data.get("edges", ())),
+            hint=str(data.get("hint") or ""),
         )
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity,
             "message": self.message,
             "nodes": list(self.nodes),
             "edges": [list(edge) for edge in self.edges],
         }
+        if self.hint:
+            data["hint"] = self.hint
+        return data
 
 
 def _diagnostics(data: Any) -> tuple[Diagnostic, ...]:
@@ -247,4 +255,30 @@ class Event:
             actor=str(data.get("actor", "")),
             created_at=str(data.get("created_at", "")),
             data=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An evaluation report the site stored (``forge eval --report-to``): its id, what
+    was evaluated, by whom, and the page that shows it."""
+
+    id: int
+    suite: str
+    planner: str
+    model: str
+    uploaded_by: str
+    success_rate: float
+    url: str
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Evaluation:
+        return cls(
+            id=int(data["id"]),
+            suite=str(data["suite"]),
+            planner=str(data["planner"]),
+            model=str(data.get("model", "")),
+            uploaded_by=str(data["uploaded_by"]),
+            success_rate=float(data["success_rate"]),
+            url=str(data.get("url", "")),
         )

@@ -11,7 +11,7 @@ import httpx
 from forge.client import calls
 from forge.client.calls import Call
 from forge.client.headers import request_headers
-from forge.client.models import Compiled, Event, Run, Version
+from forge.client.models import Compiled, Evaluation, Event, Run, Version
 from forge.client.waiting import delays, wait_bound
 
 __all__ = ["ForgeClient"]
@@ -140,3 +140,8 @@ class ForgeClient:
         """The run's events with ``seq`` greater than ``after``, in order, at most ``limit``
         (up to 5000); pass the last one's ``seq`` as ``after`` to read on."""
         return self._send(calls.events(run_id, after, limit))
+
+    def upload_evaluation(self, report: Mapping[str, Any]) -> Evaluation:
+        """Store an evaluation report (``forge.eval-report/v1``, what ``forge eval
+        --json`` prints) on the site; needs the author or operator role."""
+        return self._send(calls.upload_evaluation(report))

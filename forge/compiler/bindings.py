@@ -112,7 +112,7 @@ class BindingResolver:
 
     def _agent(self, step: Step, allowed: tuple[ToolSpec, ...], out: list[Diagnostic]) -> Resolved:
         if not step.tools_allowed:
-            out.append(Diagnostic.of("unknown_tool", f"step {step.id!r} names no tool", (step.id,)))
+            out.append(_without_tools(step.id))
         if step.args:
             message = (
                 f"step {step.id!r} gives args but no tool; an agent step chooses its own "
@@ -328,3 +328,16 @@ def _binding(
         references=references or (),
         concrete=references is None,
     )
+
+
+AGENT_TOOLS_HINT = (
+    "List the tools it may call in tools_allowed (in the editor: tick them under "
+    '"Tools allowed" in the step\'s panel), or name the one tool it calls in tool.'
+)
+
+
+def _without_tools(step_id: str) -> Diagnostic:
+    """A step with neither ``tool`` nor ``tools_allowed``: an agent step that may call
+    nothing yet (a new step in the editor, a node of an imported flowchart)."""
+    message = f"step {step_id!r} is an agent step with no allowed tools yet"
+    return Diagnostic.of("agent_without_tools", message, (step_id,), hint=AGENT_TOOLS_HINT)

@@ -7,23 +7,29 @@ come errors first, then warnings, then infos, by code in the order of
 the same diagnostics, node ids, order and content hash every time. The checks live in
 their own modules: ``structure`` (ids, dependencies, cycles), ``deliverable``,
 ``bindings`` (tools, policy, arguments, side effects), ``references`` (arguments that
-take values from earlier steps), ``contracts`` (descriptions and ``done_when``) and
-``budget``.
+take values from earlier steps), ``contracts`` (descriptions and ``done_when``),
+``checklist`` (seed 003's launch checklist), ``milestones`` and ``budget``. A plan that
+compiles also gets its ``impact`` (``forge.compiler.impact``): what it will touch, ask,
+cost and take, computed from the graph when first read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 from forge.compiler.bindings import BindingResolver
 from forge.compiler.budget import check_budget
+from forge.compiler.checklist import LaunchChecklist
 from forge.compiler.contracts import ContractChecker
 from forge.compiler.deliverable import resolve_deliverable
 from forge.compiler.diagnostics import Diagnostic, ordered
 from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect
+from forge.compiler.impact import Impact, impact_of
+from forge.compiler.milestones import DEFAULT_WARN_STEPS, check_milestones
 from forge.compiler.references import ReferenceChecker
 from forge.compiler.structure import analyse_structure
 from forge.plan import PlanDocument
@@ -52,21 +58,38 @@ class CompileResult:
     def warnings(self) -> tuple[Diagnostic, ...]:
         return tuple(d for d in self.diagnostics if d.severity == "warning")
 
+    @cached_property
+    def impact(self) -> Impact | None:
+        """What the compiled plan will touch, ask, cost and take; ``None`` without a
+        graph. Computed when first read (a compile that only checks never pays for it)."""
+        return None if self.graph is None else impact_of(self.graph)
+
     def to_data(self) -> dict[str, Any]:
-        """The body of ``POST /compile``: ``{"ok", "diagnostics", "graph"}``."""
+        """The body of ``POST /compile``: ``{"ok", "diagnostics", "graph", "impact"}``."""
+        impact = self.impact
         return {
             "ok": self.ok,
             "diagnostics": [d.to_data() for d in self.diagnostics],
             "graph": None if self.graph is None else self.graph.to_data(),
+            "impact": None if impact is None else impact.to_data(),
         }
 
 
 class GraphCompiler:
     """Compiles plan documents against one tool registry and one policy."""
 
-    def __init__(self, registry: ToolRegistry, policy: PolicyEngine) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: PolicyEngine,
+        *,
+        milestone_warn_steps: int = DEFAULT_WARN_STEPS,
+    ) -> None:
+        """``milestone_warn_steps``: a plan of more steps without milestones draws
+        ``plan_without_milestones`` (0: never)."""
         self.registry = registry
         self.policy = policy
+        self.milestone_warn_steps = milestone_warn_steps
 
     def compile(
         self, document: PlanDocument, performed_side_effects: Iterable[PerformedSideEffect] = ()
@@ -83,12 +106,14 @@ class GraphCompiler:
         deliverable = resolve_deliverable(document, structure, out)
         resolver = BindingResolver(self.registry, self.policy, document, performed_side_effects)
         contracts = ContractChecker()
+        checklist = LaunchChecklist()
         nodes: dict[str, ExecutableNode] = {}
         first = structure.steps
         depends_on = structure.depends_on
         for step in document.steps:
             binding, allowed, reasons = resolver.resolve(step, out)
             contracts.check(step, out)
+            checklist.check(step, binding, allowed)
             if first[step.id] is step and step.id not in nodes:
                 nodes[step.id] = ExecutableNode(
                     step.id, step, depends_on[step.id], binding, allowed, reasons
@@ -97,6 +122,8 @@ class GraphCompiler:
             references = ReferenceChecker(self.registry, structure)
             for step, spec, template in resolver.templates:
                 references.check(step, spec, template, out)
+        out.extend(checklist.diagnostics())
+        out.extend(check_milestones(document, structure, self.milestone_warn_steps))
         out.extend(check_budget(document))
         diagnostics = ordered(out)
         if deliverable is None or any(d.severity == "error" for d in diagnostics):

@@ -3,9 +3,9 @@
 ``done_when.checks`` must compile as JMESPath (``invalid_check``, an error: a check that
 cannot be evaluated would fail every run). A ``done_when`` with neither required keys nor
 checks, or with vague wording, draws ``unverifiable_done_when``. A step with no
-``done_when`` at all draws nothing: its tool's own failure (a non-zero exit, an HTTP
-error) is then the contract, and warning on every such step would bury the warnings that
-matter. A description that is empty or vague draws ``vague_step``.
+``done_when`` at all is the launch checklist's (``forge.compiler.checklist``:
+``missing_done_when``, one diagnostic for every such step, so they cannot bury the
+warnings that matter). A description that is empty or vague draws ``vague_step``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from forge.plan.codec import canonical_json, content_hash, from_data, to_data
 from forge.plan.diff import FieldChange, PlanDiff, StepChange, diff_plans
-from forge.plan.document import SCHEMA, Budget, DoneWhen, Estimate, PlanDocument, Step
+from forge.plan.document import SCHEMA, Budget, DoneWhen, Estimate, Milestone, PlanDocument, Step
 from forge.plan.formats import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
@@ -24,6 +24,7 @@ __all__ = [
     "Estimate",
     "FieldChange",
     "ImportLimits",
+    "Milestone",
     "PlanDiff",
     "PlanDocument",
     "Step",

@@ -19,12 +19,15 @@ import msgspec
 
 from forge.errors import PlanDocumentError
 from forge.plan.document import (
+    REPLAN_MODES,
     RISK_LEVELS,
     SCHEMA,
     Budget,
     DoneWhen,
     Estimate,
+    Milestone,
     PlanDocument,
+    ReplanMode,
     RiskLevel,
     Step,
 )
@@ -35,8 +38,9 @@ __all__ = ["canonical_json", "content_hash", "from_data", "indented_json", "to_d
 
 _PLAN_FIELDS = {
     "schema", "goal", "deliverable", "risk_level", "requires_approval_before",
-    "budget", "max_replans", "steps",
+    "budget", "max_replans", "replan", "steps", "milestones",
 }  # fmt: skip
+_MILESTONE_FIELDS = {"id", "title", "steps", "review"}
 _STEP_FIELDS = {
     "id", "description", "depends_on", "tool", "args", "tools_allowed", "done_when",
     "timeout_s", "retries", "rollback_hint", "estimate",
@@ -139,8 +143,48 @@ def read_by_hand(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDoc
         ),
         budget=_budget(plan.get("budget"), "budget"),
         max_replans=_int(plan.get("max_replans", 3), "max_replans"),
+        replan=_replan_mode(plan.get("replan", "manual")),
         steps=tuple(_step(raw, f"steps[{index}]") for index, raw in enumerate(raw_steps)),
+        milestones=_milestones(plan.get("milestones"), "milestones"),
     )
+
+
+def _replan_mode(value: object) -> ReplanMode:
+    for mode in REPLAN_MODES:
+        if value == mode:
+            return mode
+    raise _fail("replan", f"must be one of {', '.join(REPLAN_MODES)}, not {value!r}")
+
+
+def _milestones(value: object, path: str) -> tuple[Milestone, ...]:
+    """The milestones' shape; which steps they name, and in what order, the compiler
+    checks (``forge.compiler.milestones``), so a draft with a typo still loads."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _fail(path, f"must be a list, not {_kind(value)}")
+    found = []
+    for index, raw in enumerate(value):
+        where = f"{path}[{index}]"
+        data = _mapping(raw, where)
+        _known(data, _MILESTONE_FIELDS, where)
+        if "id" not in data:
+            raise _fail(f"{where}.id", "is required")
+        review = data.get("review", False)
+        if not isinstance(review, bool):
+            raise _fail(f"{where}.review", f"must be true or false, not {review!r}")
+        steps = _str_list(_given(data, "steps", []), f"{where}.steps")
+        for number, step_id in enumerate(steps):
+            check_id(step_id, f"{where}.steps[{number}]")
+        found.append(
+            Milestone(
+                id=check_id(data["id"], f"{where}.id"),
+                title=_str(data.get("title", ""), f"{where}.title"),
+                steps=steps,
+                review=review,
+            )
+        )
+    return tuple(found)
 
 
 def _budget(value: object, path: str) -> Budget:
@@ -200,10 +244,12 @@ def _estimate(value: object, path: str) -> Estimate | None:
     if value is None:
         return None
     data = _mapping(value, path)
-    _known(data, {"tokens", "cost"}, path)
+    _known(data, {"tokens", "cost", "seconds"}, path)
+    seconds = data.get("seconds")
     return Estimate(
         tokens=_int(data.get("tokens", 0), f"{path}.tokens"),
         cost=_number(data.get("cost", 0.0), f"{path}.cost"),
+        seconds=None if seconds is None else _number(seconds, f"{path}.seconds"),
     )
 
 
@@ -219,7 +265,21 @@ def to_data(document: PlanDocument) -> dict[str, Any]:
     if budget:
         data["budget"] = budget
     data["max_replans"] = document.max_replans
+    if document.replan != "manual":  # left out by default: older documents keep their hash
+        data["replan"] = document.replan
     data["steps"] = [_step_data(step) for step in document.steps]
+    if document.milestones:  # written only when given, so older documents keep their hash
+        data["milestones"] = [_milestone_data(milestone) for milestone in document.milestones]
+    return data
+
+
+def _milestone_data(milestone: Milestone) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": milestone.id}
+    if milestone.title:
+        data["title"] = milestone.title
+    data["steps"] = list(milestone.steps)
+    if milestone.review:
+        data["review"] = True
     return data
 
 
@@ -252,6 +312,8 @@ def _step_data(step: Step) -> dict[str, Any]:
         data["rollback_hint"] = step.rollback_hint
     if step.estimate is not None:
         data["estimate"] = {"tokens": step.estimate.tokens, "cost": step.estimate.cost}
+        if step.estimate.seconds is not None:
+            data["estimate"]["seconds"] = step.estimate.seconds
     return data
 
 

@@ -17,7 +17,7 @@ __all__ = ["FieldChange", "PlanDiff", "StepChange", "diff_plans"]
 
 Edge = tuple[str, str]
 _PLAN_FIELDS = ("goal", "deliverable", "risk_level", "requires_approval_before", "budget",
-                "max_replans")  # fmt: skip
+                "max_replans", "replan", "milestones")  # fmt: skip
 _STEP_FIELDS = tuple(f.name for f in fields(Step) if f.name != "id")
 
 

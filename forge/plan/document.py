@@ -15,7 +15,9 @@ __all__ = [
     "Budget",
     "DoneWhen",
     "Estimate",
+    "Milestone",
     "PlanDocument",
+    "ReplanMode",
     "RiskLevel",
     "Step",
 ]
@@ -23,6 +25,10 @@ __all__ = [
 SCHEMA = "forge.plan/v1"
 RiskLevel = Literal["low", "medium", "high"]
 RISK_LEVELS: tuple[RiskLevel, ...] = ("low", "medium", "high")
+# Who writes the next version when a run needs a replan: a person ("manual"), or the
+# deployment's planner on a worker ("auto"); either way the version passes the gate.
+ReplanMode = Literal["manual", "auto"]
+REPLAN_MODES: tuple[ReplanMode, ...] = ("manual", "auto")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class Estimate:
 
     tokens: int = 0
     cost: float = 0.0
+    seconds: float | None = None  # how long the step is expected to take; None: unknown
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,18 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Milestone:
+    """A named group of steps. With ``review``, the run pauses once every step of the
+    milestone has succeeded: no later milestone's step starts until a person other than
+    the version's author has looked at the facts so far and let the run continue."""
+
+    id: str
+    title: str = ""
+    steps: tuple[str, ...] = ()
+    review: bool = False
+
+
+@dataclass(frozen=True)
 class PlanDocument:
     goal: str
     steps: tuple[Step, ...]
@@ -87,6 +106,8 @@ class PlanDocument:
     requires_approval_before: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
     max_replans: int = 3
+    replan: ReplanMode = "manual"
+    milestones: tuple[Milestone, ...] = ()
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:

@@ -1,8 +1,9 @@
 """Plan drift: a new version that drops a constraint its parent held.
 
 A replan may change anything, but dropping a constraint (an approval requirement, a
-step the deliverable depended on, a budget limit, the replan cap, the risk level) is
-drift, and a person must approve the new version before a run resumes on it.
+step the deliverable depended on, a budget limit, the replan cap, the risk level, a
+person writing each replan, a milestone's review) is drift, and a person must approve
+the new version before a run resumes on it.
 """
 
 from __future__ import annotations
@@ -29,8 +30,14 @@ def detect_drift(parent: PlanDocument, child: PlanDocument) -> tuple[str, ...]:
             dropped.append(f"budget {dimension} loosened from {before} to {after or 'unlimited'}")
     if child.max_replans > parent.max_replans:
         dropped.append(f"max_replans raised from {parent.max_replans} to {child.max_replans}")
+    if parent.replan == "manual" and child.replan == "auto":
+        dropped.append("replans became automatic (replan: auto)")
     if RISK_LEVELS.index(child.risk_level) < RISK_LEVELS.index(parent.risk_level):
         dropped.append(f"risk_level lowered from {parent.risk_level} to {child.risk_level}")
+    reviewed = {milestone.id for milestone in child.milestones if milestone.review}
+    for milestone in parent.milestones:
+        if milestone.review and milestone.id not in reviewed:
+            dropped.append(f"milestone {milestone.id!r} no longer ends in a review")
     return tuple(dropped)
 
 

@@ -40,7 +40,17 @@ PLAN_SCHEMA: dict[str, Any] = {
             "properties": {"max_steps": _COUNT, "max_tokens": _COUNT, "max_cost": _AMOUNT},
         },
         "max_replans": _COUNT,
+        "replan": {
+            "enum": ["manual", "auto"],
+            "description": "auto: the deployment's planner writes the next version on a "
+            "worker when a run needs a replan (it still passes the approval gate)",
+        },
         "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}},
+        "milestones": {
+            "type": "array",
+            "description": "groups of steps in run order; review: the run pauses after it",
+            "items": {"$ref": "#/$defs/milestone"},
+        },
     },
     "$defs": {
         "step": {
@@ -88,9 +98,20 @@ PLAN_SCHEMA: dict[str, Any] = {
                 "estimate": {
                     "type": "object",
                     "additionalProperties": False,
-                    "properties": {"tokens": _COUNT, "cost": _AMOUNT},
+                    "properties": {"tokens": _COUNT, "cost": _AMOUNT, "seconds": _AMOUNT},
                 },
             },
-        }
+        },
+        "milestone": {
+            "type": "object",
+            "required": ["id", "steps"],
+            "additionalProperties": False,
+            "properties": {
+                "id": _ID,
+                "title": {"type": "string"},
+                "steps": {"type": "array", "items": _ID},
+                "review": {"type": "boolean"},
+            },
+        },
     },
 }

@@ -3,7 +3,8 @@
 The model is asked for one JSON plan document, with ``response_format`` carrying
 ``PLAN_SCHEMA`` when the endpoint supports structured output: an endpoint that refuses
 it (HTTP 400 or 422) is asked again without it, and not offered it again. The answer is
-read as any imported document is, with the import limits and ``forge.plan.from_data``;
+read as any imported document is, with the import limits and ``forge.plan.from_data``,
+after taking off its ``rationale`` (why this plan, shown to the reviewer);
 anything else (no JSON, a wrong field, tool calls instead of text) raises
 ``PlannerOutputInvalid`` (``invalid_plan_output``), so an invalid answer never becomes a
 version and never runs. Model failures raise ``ModelError`` with its own code.
@@ -24,11 +25,20 @@ from forge.planners.port import Observation, StructuredPlan
 from forge.planners.prompt import planner_messages
 from forge.tools.spec import ToolSpec
 
-__all__ = ["RESPONSE_FORMAT", "LLMPlanner", "PlannerOutputInvalid"]
+__all__ = ["ANSWER_SCHEMA", "RESPONSE_FORMAT", "LLMPlanner", "PlannerOutputInvalid"]
 
+# The plan document, with one more field the reader takes off before reading it: the
+# planner's rationale, which a reviewer reads next to the plan.
+ANSWER_SCHEMA: dict[str, Any] = {
+    **PLAN_SCHEMA,
+    "properties": {
+        **PLAN_SCHEMA["properties"],
+        "rationale": {"type": "string", "description": "why this plan, for the reviewer"},
+    },
+}
 RESPONSE_FORMAT: dict[str, Any] = {
     "type": "json_schema",
-    "json_schema": {"name": "forge_plan", "schema": PLAN_SCHEMA, "strict": False},
+    "json_schema": {"name": "forge_plan", "schema": ANSWER_SCHEMA, "strict": False},
 }
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
 
@@ -39,9 +49,23 @@ class PlannerOutputInvalid(PlanDocumentError):
 
     code = "invalid_plan_output"
 
-    def __init__(self, message: str, *, reason_code: str = "", path: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason_code: str = "",
+        path: str = "",
+        reply: ModelReply | None = None,
+        told: str = "",
+    ) -> None:
         super().__init__(message, path=path)
         self.reason_code = reason_code
+        # What the refused answer was and cost, for the transcript and the retry.
+        self.answered = reply.content if reply is not None else ""
+        self.tokens = reply.tokens if reply is not None else 0
+        self.cost = reply.cost if reply is not None else 0.0
+        self.model = reply.model if reply is not None else ""
+        self.told = told
 
 
 class LLMPlanner:
@@ -79,7 +103,13 @@ class LLMPlanner:
                 self.structured_output = False  # the endpoint has no structured output
         else:
             reply = self.model.complete(messages)
-        document = self._document(reply)
+        told = str(messages[-1].content)
+        try:
+            document, rationale = self._document(reply)
+        except PlannerOutputInvalid as exc:
+            raise PlannerOutputInvalid(
+                exc.message, reason_code=exc.reason_code, path=exc.path, reply=reply, told=told
+            ) from None
         reason = (
             f"replan after step {observation.failed_step!r} failed: {observation.error}"
             if observation.is_replan
@@ -93,9 +123,12 @@ class LLMPlanner:
             tokens=reply.tokens,
             cost=reply.cost,
             model=reply.model,
+            told=told,
+            answered=reply.content,
+            rationale=rationale,
         )
 
-    def _document(self, reply: ModelReply) -> PlanDocument:
+    def _document(self, reply: ModelReply) -> tuple[PlanDocument, str]:
         if reply.tool_calls:
             raise PlannerOutputInvalid(
                 "the model called tools instead of answering with a plan document",
@@ -106,7 +139,12 @@ class LLMPlanner:
         text = fenced.group(1) if fenced else text
         try:
             self.limits.check_size(len(text.encode()))
-            return from_data(parse_json(text, self.limits), self.limits)
+            data = parse_json(text, self.limits)
+            rationale = ""
+            if isinstance(data, dict) and isinstance(data.get("rationale"), str):
+                data = dict(data)
+                rationale = data.pop("rationale").strip()[:2000]
+            return from_data(data, self.limits), rationale
         except PlanDocumentError as exc:
             raise PlannerOutputInvalid(
                 f"the model's answer is not a valid plan document: {exc.message} [{exc.code}]",

@@ -14,7 +14,18 @@ from typing import Any, Protocol
 from forge.compiler import PerformedSideEffect
 from forge.plan import PlanDocument
 
-__all__ = ["Observation", "PlannerPort", "StructuredPlan"]
+__all__ = ["Feedback", "Observation", "PlannerPort", "StructuredPlan"]
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """Why the planner's previous answer was refused (``forge.planners.proposals``): the
+    answer, cut short, and each problem (a compile diagnostic, or why the answer was not
+    a plan document), so the next attempt can fix them."""
+
+    attempt: int
+    answer: str
+    problems: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,7 @@ class Observation:
     verdict: Any = None
     completed: Mapping[str, Any] = field(default_factory=dict)
     performed_side_effects: tuple[PerformedSideEffect, ...] = ()
+    feedback: Feedback | None = None
 
     @property
     def is_replan(self) -> bool:
@@ -39,7 +51,10 @@ class Observation:
 @dataclass(frozen=True)
 class StructuredPlan:
     """A proposed plan version: the document, the version it derives from, and why;
-    ``tokens``, ``cost`` and ``model`` say what proposing it took (0 for a script)."""
+    ``tokens``, ``cost`` and ``model`` say what proposing it took (0 for a script);
+    ``told`` and ``answered`` are the request the planner was given and its answer, as
+    text, for the transcript a person reads when debugging a replan; ``rationale`` is why
+    the planner proposes it, in its words, for the reviewer."""
 
     document: PlanDocument
     parent_version: int | None = None
@@ -48,6 +63,9 @@ class StructuredPlan:
     tokens: int = 0
     cost: float = 0.0
     model: str = ""
+    told: str = ""
+    answered: str = ""
+    rationale: str = ""
 
 
 class PlannerPort(Protocol):

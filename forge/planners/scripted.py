@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from forge.errors import ForgeError
-from forge.plan import PlanDocument
+from forge.plan import PlanDocument, to_data
 from forge.planners.port import Observation, StructuredPlan
+from forge.planners.prompt import planner_request
 
 __all__ = ["PlannerExhausted", "ScriptedPlanner"]
 
@@ -35,4 +37,11 @@ class ScriptedPlanner:
             if observation.failed_step
             else f"plan for: {task}"
         )
-        return StructuredPlan(document, observation.current_version, reason, self.name)
+        return StructuredPlan(
+            document,
+            observation.current_version,
+            reason,
+            self.name,
+            told=planner_request(task, observation, 8000),
+            answered=json.dumps(to_data(document), ensure_ascii=False),
+        )

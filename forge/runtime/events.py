@@ -26,6 +26,10 @@ class EventType:
     RUN_FAILED = "run_failed"
     RUN_BUDGET_EXHAUSTED = "run_budget_exhausted"
     RUN_CANCELLED = "run_cancelled"
+    # A planner's work for a run that needs a replan; neither changes the run's state
+    # (the new version resumes the run only through the gate, as run_resumed).
+    RUN_REPLAN_PROPOSED = "run_replan_proposed"
+    RUN_REPLAN_FAILED = "run_replan_failed"
     STEP_READY = "step_ready"
     STEP_AWAITING_APPROVAL = "step_awaiting_approval"
     STEP_APPROVED = "step_approved"
@@ -39,6 +43,11 @@ class EventType:
     STEP_RECONCILED = "step_reconciled"
     STEP_RESET = "step_reset"
     STEP_CANCELLED = "step_cancelled"
+    # A milestone that ends in a review: every step of it succeeded, the run pauses
+    # before the next milestone (facts: milestone, title, steps); a person let it go on
+    # (actor; facts: milestone, comment).
+    MILESTONE_REACHED = "milestone_reached"
+    MILESTONE_REVIEWED = "milestone_reviewed"
 
 
 @dataclass(frozen=True)

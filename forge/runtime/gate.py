@@ -9,7 +9,9 @@ its approval, in a database or anywhere else, never reaches a runner). Approvals
 signed with the deployment's approval key, so a row or an event written around the
 application cannot pass for one.
 
-The single exception is a deployment policy with ``auto_approve_replans: read_only``:
+The single exception is a deployment policy with ``auto_approve_replans: read_only``
+(and never for a replan that adds a tool, a permission scope or a side-effect class the
+approved version did not have: ``escalations``, whatever the policy says):
 a replan that drops no constraint of the approved version it replaces (plan drift) and
 whose added or changed steps only read, with no tool or permission scope the approved
 version did not have, continues, approved by ``policy``. Anything else waits for a
@@ -33,6 +35,7 @@ __all__ = [
     "ApprovalGate",
     "GateRefused",
     "VersionApproval",
+    "escalations",
     "replan_needs_person",
 ]
 
@@ -195,28 +198,41 @@ def replan_needs_person(
     policy: Policy, parent: ExecutableGraph, child: ExecutableGraph
 ) -> tuple[str, ...]:
     """Why the replan ``child`` of the approved ``parent`` may not continue on the
-    policy's approval alone; empty when it may."""
+    policy's approval alone; empty when it may.
+
+    A replan that grants itself more than the approved version had (a tool, a permission
+    scope or a side-effect class new to the plan) always needs a person, whatever the
+    policy says (seed 003 section 9: a planner never grants itself new permissions), so
+    those reasons come first and no policy value can waive them."""
+    reasons = list(escalations(parent, child))
     if policy.auto_approve_replans != "read_only":
-        return ("the policy asks a person to approve every replan",)
-    reasons = [
+        reasons.append("the policy asks a person to approve every replan")
+        return tuple(dict.fromkeys(reasons))
+    reasons += [
         f"plan drift: {dropped}" for dropped in detect_drift(parent.document, child.document)
     ]
-    known_tools = {tool.name for node in parent.nodes.values() for tool in _tools(node)}
-    known_scopes = {
-        tool.permission_scope for node in parent.nodes.values() for tool in _tools(node)
-    }
-    for step_id in child.order:
-        node = child.nodes[step_id]
-        old = parent.nodes.get(step_id)
-        if old is not None and old.fingerprint == node.fingerprint:
-            continue
-        verb = "adds" if old is None else "changes"
+    for step_id, verb, node in _changed(parent, child):
         for tool in _tools(node):
             effect = node.binding.side_effect if node.binding is not None else tool.side_effect
             if effect not in _READ_ONLY:
                 reasons.append(
                     f"it {verb} step {step_id!r}, whose {tool.name} has a {effect} side effect"
                 )
+    return tuple(dict.fromkeys(reasons))
+
+
+def escalations(parent: ExecutableGraph, child: ExecutableGraph) -> tuple[str, ...]:
+    """What the replan ``child`` grants itself that the approved ``parent`` did not have:
+    each added or changed step's tool, permission scope or side-effect class that no step
+    of ``parent`` had. Never approved by a policy."""
+    known_tools = {tool.name for node in parent.nodes.values() for tool in _tools(node)}
+    known_scopes = {
+        tool.permission_scope for node in parent.nodes.values() for tool in _tools(node)
+    }
+    known_effects = {_effect(node, tool) for node in parent.nodes.values() for tool in _tools(node)}
+    reasons: list[str] = []
+    for step_id, verb, node in _changed(parent, child):
+        for tool in _tools(node):
             if tool.name not in known_tools:
                 reasons.append(
                     f"it {verb} step {step_id!r} with tool {tool.name!r}, new to the plan"
@@ -226,7 +242,30 @@ def replan_needs_person(
                     f"it {verb} step {step_id!r} in scope {tool.permission_scope!r}, "
                     "new to the plan"
                 )
+            effect = _effect(node, tool)
+            if effect not in known_effects:
+                reasons.append(
+                    f"it {verb} step {step_id!r} with a {effect} side effect, new to the plan"
+                )
     return tuple(dict.fromkeys(reasons))
+
+
+def _changed(
+    parent: ExecutableGraph, child: ExecutableGraph
+) -> list[tuple[str, str, ExecutableNode]]:
+    """The steps of ``child`` added or changed from ``parent``, with the verb to say so."""
+    changed = []
+    for step_id in child.order:
+        node = child.nodes[step_id]
+        old = parent.nodes.get(step_id)
+        if old is not None and old.fingerprint == node.fingerprint:
+            continue
+        changed.append((step_id, "adds" if old is None else "changes", node))
+    return changed
+
+
+def _effect(node: ExecutableNode, tool: ToolSpec) -> str:
+    return node.binding.side_effect if node.binding is not None else tool.side_effect
 
 
 def _tools(node: ExecutableNode) -> tuple[ToolSpec, ...]:

@@ -10,20 +10,25 @@ deployment policy may continue a read-only replan that drops no constraint
 (``auto_approve_replans: read_only``); otherwise ``approver`` approves it, except plan
 drift, which keeps the run on its last approved version until ``accept_drift`` says a
 person accepts it. Steps waiting for approval are approved by ``approver`` with their
-preview. Every approval is reported to ``on_approval``, so whoever runs this sees what
-was approved in their name. A planner that fails (out of versions, model unreachable,
-invalid output) leaves the run in ``needs_replan`` with the reason in ``stop_reason``.
+preview, unless ``review_step`` (asked first, with the step's call and preview) answers
+with a comment: then ``approver`` rejects the step with it, as a person who changed the
+requirement does, and the run needs a replan. A milestone that ends in a review is
+reviewed in ``approver``'s name with the facts of its steps. Every approval is reported
+to ``on_approval``, so whoever runs this sees what was approved in their name. A planner
+that fails (out of versions, model unreachable, invalid output) leaves the run in
+``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from forge.compiler import CompileResult, Diagnostic, ExecutableGraph, GraphCompiler
+from forge.compiler import CompileResult, Diagnostic, ExecutableGraph, GraphCompiler, ToolBinding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
@@ -46,6 +51,7 @@ __all__ = [
     "ApprovalNotice",
     "LocalRun",
     "LocalRunResult",
+    "StepReview",
     "performed_side_effects",
 ]
 
@@ -54,10 +60,14 @@ __all__ = [
 class ApprovalNotice:
     """An approval given in someone's name: what, by whom, and what it lets happen."""
 
-    kind: Literal["version", "step"]
+    kind: Literal["version", "step", "milestone"]
     approver: str
-    subject: str  # "version 2", "step publish"
+    subject: str  # "version 2", "step publish", "milestone gather"
     details: str  # several lines: hashes, drift, side effects, the step's preview
+
+
+StepReview = Callable[[str, ToolBinding | None, Mapping[str, Any] | None], str | None]
+"""``(step_id, its call, its preview) -> None`` to approve it, or the rejection's comment."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,8 @@ class LocalRun:
     signer: ApprovalSigner | None = None  # defaults to the executor's
     on_event: Callable[[RunEvent], None] | None = None
     on_approval: Callable[[ApprovalNotice], None] | None = None
+    # Asked before ``approver`` approves a waiting step: ``None`` approves, a comment rejects.
+    review_step: StepReview | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     plan_id: str = "local"
     max_concurrency: int = 1  # one at a time: a failure stops everything after it
@@ -250,6 +262,8 @@ class LocalRun:
     def _approve_steps(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
         assert self.approver is not None and self.signer is not None
         for step_id in scheduler.state.with_status("awaiting_approval"):
+            if self._rejected(scheduler, step_id):
+                return
             args_hash = scheduler.approval_hash(step_id)
             preview_hash = scheduler.state.steps[step_id].preview_hash
             tokens[step_id] = self.signer.issue(
@@ -261,6 +275,30 @@ class LocalRun:
                 text = str(preview.get("text", ""))
                 self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", text))
             self._flush(scheduler)
+        for milestone in scheduler.state.awaiting_review:
+            if scheduler.state.status not in ("running", "awaiting_approval"):
+                break  # a step was rejected: the run needs a replan first
+            scheduler.review_milestone(milestone, self.approver, "reviewed with forge run")
+            if self.on_approval is not None:
+                facts = _milestone_facts(scheduler, milestone)
+                self.on_approval(
+                    ApprovalNotice("milestone", self.approver, f"milestone {milestone}", facts)
+                )
+            self._flush(scheduler)
+
+    def _rejected(self, scheduler: Scheduler, step_id: str) -> bool:
+        """Whether ``review_step`` answered for the step with a comment, which rejects it."""
+        if self.review_step is None:
+            return False
+        comment = self.review_step(
+            step_id, scheduler.call(step_id), _latest_preview(scheduler.events, step_id)
+        )
+        if comment is None:
+            return False
+        assert self.approver is not None
+        scheduler.reject(step_id, self.approver, comment)
+        self._flush(scheduler)
+        return True
 
     # -- running and replanning ---------------------------------------------------------
 
@@ -320,3 +358,14 @@ def _latest_preview(events: Sequence[RunEvent], step_id: str) -> Mapping[str, An
             preview = event.facts.get("preview") if isinstance(event.facts, Mapping) else None
             return preview if isinstance(preview, Mapping) else None
     return None
+
+
+def _milestone_facts(scheduler: Scheduler, milestone_id: str) -> str:
+    """The facts of a reached milestone's steps, a line each, for the person in whose
+    name it is reviewed."""
+    steps = next(m.steps for m in scheduler.graph.document.milestones if m.id == milestone_id)
+    lines = []
+    for step_id in steps:
+        output = json.dumps(scheduler.state.steps[step_id].output, ensure_ascii=False, default=str)
+        lines.append(f"{step_id}: {output[:200]}")
+    return "\n".join(lines)

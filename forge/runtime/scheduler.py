@@ -15,6 +15,13 @@ so no path can start a step of a version that is not approved as it stands. A st
 waiting for approval carries its preview (from the injected ``Previewer``) in its
 event; its approval binds the arguments' and the preview's hashes.
 
+Milestones that end in a review (``forge.compiler.milestones``) pause the run: once
+every step of one has succeeded, ``milestone_reached`` is written and no step of a later
+milestone becomes ready until ``review_milestone`` records a person's review
+(``milestone_reviewed``); with nothing else to do the run is ``awaiting_approval`` in the
+meantime, as for a step approval, and it cannot succeed while a review is due. Who may
+review (someone other than the version's author) is the host's check, as for steps.
+
 A step whose arguments take values from earlier steps' outputs is resolved when it
 becomes ready (``call``, through ``forge.runtime.calls``): its approval, preview and
 events name the resolved call, and the host runs exactly that call. A step whose call
@@ -29,6 +36,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from forge.compiler import ExecutableGraph, ExecutableNode, ToolBinding
+from forge.compiler.milestones import review_holds
 from forge.errors import ForgeError
 from forge.runtime.calls import UnresolvedCall, call_of
 from forge.runtime.contracts import check_output, verdict_data
@@ -105,6 +113,10 @@ class Scheduler:
         # graph (and clears this).
         self._calls: dict[str, ToolBinding] = {}
         self._calls_graph: ExecutableGraph | None = None
+        # Per graph: the reviews that hold each step, and each reviewed milestone's steps.
+        self._holds: dict[str, tuple[str, ...]] = {}
+        self._reviewed_steps: dict[str, tuple[str, ...]] = {}
+        self._milestones_graph: ExecutableGraph | None = None
 
     # -- graphlib's shape -------------------------------------------------------------
 
@@ -236,6 +248,7 @@ class Scheduler:
                 verdict=verdict_json,
                 usage=result,
             )
+            self._reach(step_id)
             self._advance(self.graph.dependents(step_id))
         self._forget_call(step_id)
         return self.events[mark:]
@@ -356,6 +369,7 @@ class Scheduler:
             reason=comment if not succeeded else "",
         )
         if succeeded:
+            self._reach(step_id)
             self._advance(self.graph.dependents(step_id))
         else:
             self._needs_replan(step_id)
@@ -393,9 +407,17 @@ class Scheduler:
             ):
                 kept.add(step_id)
                 preserved.append(step_id)
+        kept_reviews = [
+            milestone.id
+            for milestone in graph.document.milestones
+            if milestone.review
+            and self.state.reviews.get(milestone.id) == "reviewed"
+            and all(step_id in kept for step_id in milestone.steps)
+        ]
         facts = {
             "steps": list(graph.order),
             "preserved": preserved,
+            "reviewed": kept_reviews,
             "reset": [sid for sid in graph.order if sid not in kept],
             "added": [sid for sid in graph.order if sid not in self.graph.nodes],
             "removed": [sid for sid in self.graph.order if sid not in graph.nodes],
@@ -415,10 +437,87 @@ class Scheduler:
                 actor=actor,
             )
         )
+        for milestone in graph.document.milestones:  # one whose steps were all preserved
+            if milestone.review and milestone.steps:
+                self._reach(milestone.steps[0])
         self._advance(graph.order)
         return self.events[mark:]
 
+    def review_milestone(self, milestone_id: str, actor: str, comment: str = "") -> list[RunEvent]:
+        """A person looked at the facts of a reached milestone and lets the run go on:
+        the steps it held become ready (or wait for their own approval)."""
+        mark = len(self.events)
+        if self.state.status not in ("running", "awaiting_approval"):
+            raise TransitionRefused(f"run is {self.state.status}: no milestone review is due")
+        status = self.state.reviews.get(milestone_id)
+        if status != "awaiting":
+            known = any(m.id == milestone_id for m in self.graph.document.milestones)
+            raise TransitionRefused(
+                f"milestone {milestone_id!r} "
+                + (
+                    "is not in this plan"
+                    if not known
+                    else "was reviewed already"
+                    if status == "reviewed"
+                    else "has steps that have not succeeded yet"
+                ),  # fmt: skip
+                code="not_found" if not known else "transition_refused",
+            )
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                event_type=EventType.MILESTONE_REVIEWED,
+                facts={"milestone": milestone_id, "comment": comment},
+                actor=actor,
+            )
+        )
+        self._advance(self.graph.order)
+        return self.events[mark:]
+
     # -- decisions --------------------------------------------------------------------
+
+    def note_replan(
+        self,
+        event_type: str,
+        *,
+        reason: str,
+        facts: Any,
+        actor: str,
+        tokens: int = 0,
+        cost: float = 0.0,
+        model: str = "",
+    ) -> list[RunEvent]:
+        """Record a planner's work for this run while it needs a replan
+        (``run_replan_proposed`` or ``run_replan_failed``): an event that changes no
+        state, so the run's history says what the planner did, with its tokens, cost and
+        model (not charged to the run's budget: the run's steps did not use them)."""
+        if event_type not in (EventType.RUN_REPLAN_PROPOSED, EventType.RUN_REPLAN_FAILED):
+            raise ValueError(f"not a replan note: {event_type!r}")
+        self._expect_run("needs_replan")
+        mark = len(self.events)
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=self.state.plan_version,
+                event_type=event_type,
+                blocked_reason=reason,
+                facts=facts,
+                actor=actor,
+                tokens=tokens,
+                cost=cost,
+                model=model,
+            )
+        )
+        return self.events[mark:]
+
+    def _expect_run(self, *statuses: str) -> None:
+        if self.state.status not in statuses:
+            raise TransitionRefused(f"run is {self.state.status}, not {' or '.join(statuses)}")
 
     def _advance(self, candidates: Iterable[str]) -> None:
         """Move pending candidates whose dependencies all succeeded to ready (or to
@@ -430,7 +529,7 @@ class Scheduler:
             if steps[step_id].status != "pending":
                 continue
             node = self.graph.nodes[step_id]
-            if self._unmet_dependencies(step_id):
+            if self._unmet_dependencies(step_id) or self._held(step_id):
                 continue
             try:
                 call = self.call(step_id)
@@ -443,6 +542,51 @@ class Scheduler:
                 self._step(EventType.STEP_READY, step_id, "ready")
             steps = self.state.steps
         self._settle_run_status()
+
+    def _milestone_tables(self) -> None:
+        if self._milestones_graph is not self.graph:
+            document = self.graph.document
+            self._holds = dict(review_holds(document))
+            self._reviewed_steps = {m.id: m.steps for m in document.milestones if m.review}
+            self._milestones_graph = self.graph
+
+    def _held(self, step_id: str) -> bool:
+        """Whether an earlier milestone's review has not been given yet."""
+        self._milestone_tables()
+        holds = self._holds.get(step_id)
+        if not holds:
+            return False
+        reviews = self.state.reviews
+        return any(reviews.get(milestone) != "reviewed" for milestone in holds)
+
+    def _reach(self, step_id: str) -> None:
+        """Write ``milestone_reached`` when ``step_id`` completes a milestone that ends in
+        a review (every step of it succeeded) and that was not reached before."""
+        self._milestone_tables()
+        if not self._reviewed_steps:
+            return
+        steps = self.state.steps
+        for milestone, members in self._reviewed_steps.items():
+            if step_id not in members or milestone in self.state.reviews:
+                continue
+            if all(steps[member].status in ("succeeded", "skipped") for member in members):
+                self._emit(
+                    RunEvent(
+                        run_id=self.state.run_id,
+                        seq=self.state.last_seq + 1,
+                        plan_id=self.plan_id,
+                        plan_version=self.state.plan_version,
+                        event_type=EventType.MILESTONE_REACHED,
+                        blocked_reason=f"milestone {milestone!r} waits for a person's review",
+                        facts={
+                            "milestone": milestone,
+                            "title": next(
+                                m.title for m in self.graph.document.milestones if m.id == milestone
+                            ),
+                            "steps": list(members),
+                        },
+                    )
+                )
 
     def _unresolved(self, step_id: str, unresolved: UnresolvedCall) -> None:
         """The step's call cannot be made from its ancestors' outputs: it fails, before
@@ -509,17 +653,22 @@ class Scheduler:
         state = self.state
         if state.status not in ("running", "awaiting_approval"):
             return
-        if state.count("succeeded") + state.count("skipped") == len(state.steps):
+        reviews = state.awaiting_review
+        if state.count("succeeded") + state.count("skipped") == len(state.steps) and not reviews:
             self._run_transition(EventType.RUN_SUCCEEDED, "succeeded")
         elif (
             state.status == "running"
-            and state.count("awaiting_approval")
+            and (state.count("awaiting_approval") or reviews)
             and not (state.count("ready") or state.count("running"))
         ):
+            reason = "steps wait for approval"
+            if reviews:
+                names = ", ".join(repr(m) for m in reviews)
+                reason = f"milestone {names} waits for a person's review" + (
+                    "; steps wait for approval" if state.count("awaiting_approval") else ""
+                )
             self._run_transition(
-                EventType.RUN_AWAITING_APPROVAL,
-                "awaiting_approval",
-                reason="steps wait for approval",
+                EventType.RUN_AWAITING_APPROVAL, "awaiting_approval", reason=reason
             )
         elif state.status == "awaiting_approval" and state.count("ready"):
             self._run_transition(EventType.RUN_CONTINUED, "running")

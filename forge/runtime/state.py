@@ -59,6 +59,14 @@ class RunState:
     # The version approval the run executes under (forge.runtime.gate.VersionApproval's
     # data), as the run_started or run_resumed event recorded it.
     approval: Mapping[str, Any] | None = None
+    # Milestones that end in a review, once reached: "awaiting" until a person lets the
+    # run go on, then "reviewed".
+    reviews: Map[str, str] = Map()
+
+    @property
+    def awaiting_review(self) -> tuple[str, ...]:
+        """The milestones whose review the run waits for, sorted."""
+        return tuple(sorted(m for m, status in self.reviews.items() if status == "awaiting"))
 
     @classmethod
     def new(cls, run_id: str, step_ids: Iterable[str], plan_version: int = 1) -> RunState:
@@ -95,6 +103,8 @@ def _moved(
         index = index.set(before, index.get(before, _EMPTY).delete(step_id))
     return index.set(after, index.get(after, _EMPTY).set(step_id, None))
 
+
+_MILESTONE_EVENTS = frozenset({EventType.MILESTONE_REACHED, EventType.MILESTONE_REVIEWED})
 
 _SETTLES_USAGE = frozenset(
     {
@@ -144,6 +154,10 @@ def apply_event(state: RunState, event: RunEvent) -> RunState:
         elif event.event_type in _SETTLES_USAGE:
             changes["used_tokens"] = state.used_tokens + event.tokens - step.reserved_tokens
             changes["used_cost"] = state.used_cost + event.cost - step.reserved_cost
+    elif event.event_type in _MILESTONE_EVENTS:
+        facts = event.facts if isinstance(event.facts, Mapping) else {}
+        status = "awaiting" if event.event_type == EventType.MILESTONE_REACHED else "reviewed"
+        changes["reviews"] = state.reviews.set(str(facts.get("milestone", "")), status)
     elif event.transition is not None:
         changes["status"] = cast(RunStatus, event.transition[1])
         changes["blocked_reason"] = event.blocked_reason
@@ -239,6 +253,8 @@ def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
             "plan_version": event.plan_version,
             "approval": facts.get("approval"),
             "replans": state.replans + 1,
+            # reviews stay given only for milestones whose steps were all preserved
+            "reviews": Map(dict.fromkeys(facts.get("reviewed", ()), "reviewed")),
             "steps": steps,
             "by_status": _index(steps),
             "failed_step": None,

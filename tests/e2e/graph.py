@@ -87,3 +87,19 @@ def problems(page: Any) -> list[tuple[str, str]]:
             "items => items.map(i => [i.dataset.code, i.dataset.nodes])"
         )
     ]
+
+
+# The text view's code editor (CodeMirror 5 keeps its instance on its wrapper element).
+TEXT_VALUE = "() => document.querySelector('#text-view .CodeMirror').CodeMirror.getValue()"
+
+
+def text_value(page: Any) -> str:
+    """The text in the editor's text view, as the author sees it."""
+    return page.evaluate(TEXT_VALUE)
+
+
+def type_text(page: Any, text: str) -> None:
+    """Replace the text view's text the way a person would: select all, then type."""
+    page.locator("#text-view .CodeMirror").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)

@@ -22,6 +22,7 @@ from tests.integration.deployment import Deployment, wait_for
 from . import deployed
 from .conftest import shoot
 from .deployed import click_node, ensure_worker, open_run, plan_id, step_statuses
+from .graph import text_value, type_text
 
 pytestmark = pytest.mark.slow
 
@@ -207,10 +208,9 @@ def test_a_replan_saved_from_the_editor_waits_for_another_person_before_the_run_
 
     # The fix, typed in the YAML view: the score is a percentage.
     ada.click("[data-action=view-yaml]")
-    source = ada.locator("#text-source")
-    text = source.input_value()
+    text = text_value(ada)
     assert "risk_score <= `10`" in text
-    source.fill(text.replace("risk_score <= `10`", "risk_score <= `100`"))
+    type_text(ada, text.replace("risk_score <= `10`", "risk_score <= `100`"))
     ada.click("[data-action=view-graph]")  # reads the text now, and compiles it
     expect(ada.locator("#dirty-flag")).to_be_visible()
     expect(ada.locator("#editor")).to_have_attribute("data-compile", "done")

@@ -84,7 +84,7 @@ def test_an_auditor_filters_pages_opens_and_exports_the_trail(page, people):
 
     # Filter: ada's events about plan 7 in a time window, by typing.
     page.fill("#id_actor", "ada")
-    page.fill("#id_object_type", "plan")
+    page.select_option("#id_object_type", "plan")
     page.fill("#id_object_id", "7")
     page.fill("#id_since", "2026-03-02T08:30")
     page.fill("#id_until", "2026-03-02T09:00")

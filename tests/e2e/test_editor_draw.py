@@ -1,4 +1,5 @@
-"""Drawing a plan with the mouse: three steps, a cycle painted and listed, removed, saved."""
+"""Drawing a plan with the mouse: three steps, a cycle painted and listed, removed, saved.
+A blank plan is stored only by its first save, once it has steps (issue 12, problem 6)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,14 @@ def test_an_author_draws_three_steps_closes_a_cycle_sees_it_removes_it_and_saves
     page.get_by_role("button", name="Create plan").click()
     wait_ready(page)
     expect(page.locator("#empty-hint")).to_be_visible()
+    # Nothing is stored before a step is drawn, and nothing can be saved.
+    assert not Plan.objects.filter(name="Drawn with the mouse").exists()
+    expect(page.locator("#saved-as")).to_have_text("Not saved yet")
+    expect(page.locator("#save-button")).to_be_disabled()
+    expect(page.locator("#save-button")).to_have_attribute(
+        "title", "Add a step first: a plan without steps is not saved"
+    )
+    shoot(page, "0-blank-not-saved")
 
     # Three steps from the toolbar (with nothing selected, so none depends on another),
     # then two dependencies drawn by dragging.
@@ -90,28 +99,30 @@ def test_an_author_draws_three_steps_closes_a_cycle_sees_it_removes_it_and_saves
     assert "cycle" not in classes(page, "step_1")
     shoot(page, "3-cycle-removed")
 
-    # Save: a new immutable version with a change note.
+    # Save: the plan is stored for the first time, as version 1 with a change note.
+    expect(page.locator("#save-button")).to_be_enabled()
     page.get_by_role("button", name="Save version").click()
+    expect(page.locator("#save-dialog h2")).to_have_text("Save the plan")
     page.fill("#save-note", "Three steps in a row, no cycle")
     page.locator("#save-dialog button[type=submit]").click()
-    expect(page.locator("#version-label")).to_have_text("v2")
+    page.wait_for_url(re.compile(r".*/plans/\d+/edit/$"))
+    wait_ready(page)
+    expect(page.locator("#version-label")).to_have_text("v1")
     expect(page.locator("#dirty-flag")).to_be_hidden()
     plan = Plan.objects.get(name="Drawn with the mouse")
-    latest = plan.versions.order_by("-number").first()
-    assert (latest.number, latest.note, latest.parent.number) == (
-        2,
-        "Three steps in a row, no cycle",
-        1,
-    )
-    assert [step["depends_on"] for step in latest.document["steps"]] == [
+    [only] = plan.versions.all()
+    assert (only.number, only.note, only.parent) == (1, "Three steps in a row, no cycle", None)
+    assert only.document["goal"] == "Three steps in a row"
+    assert [step["depends_on"] for step in only.document["steps"]] == [
         [],
         ["step_1"],
         ["step_2"],
     ]
+    shoot(page, "4-saved-as-v1")
 
-    # The history lists both versions, newest first.
+    # The history lists the one version.
     page.get_by_role("link", name="History").click()
-    expect(page.locator("table.versions tbody tr")).to_have_count(2)
+    expect(page.locator("table.versions tbody tr")).to_have_count(1)
     expect(page.locator("table.versions tbody tr").first).to_contain_text(
         "Three steps in a row, no cycle"
     )

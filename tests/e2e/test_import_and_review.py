@@ -11,11 +11,20 @@ from playwright.sync_api import expect
 from plans.models import Plan, VersionStatus
 
 from .conftest import shoot
-from .graph import classes, click_node, problems, settle, wait_compiled, wait_ready
+from .graph import (
+    classes,
+    click_node,
+    problems,
+    settle,
+    text_value,
+    type_text,
+    wait_compiled,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json"
+SEED = Path(__file__).resolve().parents[2] / "examples" / "agent-step-in-chinese.json"
 
 
 def test_seed_003_is_imported_broken_fixed_saved_and_approved_by_someone_else(page, people):
@@ -39,10 +48,9 @@ def test_seed_003_is_imported_broken_fixed_saved_and_approved_by_someone_else(pa
 
     # Break it in the YAML view: s1 now depends on a step that does not exist.
     page.get_by_role("button", name="YAML", exact=True).click()
-    source = page.locator("#text-source")
-    yaml = source.input_value()
+    yaml = text_value(page)
     assert "depends_on: []" in yaml
-    source.fill(yaml.replace("depends_on: []", "depends_on: [gather]"))
+    type_text(page, yaml.replace("depends_on: []", "depends_on: [gather]"))
     wait_compiled(page)
     expect(page.locator("#problems li[data-code=missing_dependency]")).to_have_attribute(
         "data-nodes", "s1 gather"

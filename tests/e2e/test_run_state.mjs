@@ -297,3 +297,22 @@ test("a diff's lines are told apart: headers, hunks, added and removed lines", (
     ["text", "text"],
   );
 });
+
+test("a snapshot pinned at a seq and a stream whose first events overlap it count each start once", () => {
+  // Issue 12, problem 5: the stream's first frames repeat events the snapshot already
+  // holds. The server pins the snapshot to one seq (runs/snapshot.py); the fold then
+  // skips everything at or below it, so a step that ran once says attempt 1 and the
+  // gauges count one step per start.
+  const events = history();
+  const pinned = fromDetail(detail());
+  const atFour = applyEvents(pinned, events.slice(0, 4)); // fetch started and succeeded
+  const streamed = applyEvents(atFour, events.slice(1, 7)); // the socket repeats 2..4
+
+  assert.deepEqual([streamed.steps.fetch.status, streamed.steps.fetch.attempt], ["succeeded", 1]);
+  assert.deepEqual([streamed.steps.score.status, streamed.steps.score.attempt], ["invalid", 1]);
+  assert.deepEqual(
+    gauges(streamed).map(({ key, used }) => [key, used]),
+    [["steps", 2], ["tokens", 55], ["cost", 0]],
+  );
+  assert.equal(streamed.steps.fetch.tokens, 25);
+});

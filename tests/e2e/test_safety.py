@@ -13,7 +13,7 @@ from forge.plan import from_data
 from plans import services
 
 from .conftest import shoot
-from .graph import click_node, wait_ready
+from .graph import click_node, text_value, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,7 +90,7 @@ def test_plan_text_is_shown_as_text_and_pages_carry_a_strict_csp(page, people):
     args = page.locator(".args-form textarea[name=args-json]").input_value()
     assert json.loads(args) == {"note": SVG}
     page.get_by_role("button", name="YAML", exact=True).click()
-    assert IMG in page.locator("#text-source").input_value()
+    assert IMG in text_value(page)
     page.get_by_role("button", name="Graph", exact=True).click()
     _assert_safe(page, response)
     shoot(page, "editor")

@@ -88,6 +88,8 @@ def test_a_bearer_token_identifies_its_user(api_client, author):
         "effective_roles": ["author", "viewer"],
         "permissions": [
             "audit.view",
+            "evaluation.upload",
+            "evaluation.view",
             "metrics.view",
             "plan.compile",
             "plan.create",
@@ -104,7 +106,14 @@ def test_me_lists_every_permission_for_an_admin(api_client, admin):
     body = api_client(admin).get("/api/v1/me").json()
 
     assert body["roles"] == ["admin"]
-    assert body["effective_roles"] == ["admin", "approver", "author", "operator", "viewer"]
+    assert body["effective_roles"] == [
+        "admin",
+        "approver",
+        "auditor",
+        "author",
+        "operator",
+        "viewer",
+    ]
     assert "user.manage" in body["permissions"] and "run.reconcile" in body["permissions"]
 
 

@@ -104,7 +104,7 @@ def test_the_page_needs_the_audit_view_permission(session_client, stranger):
     assert b"audit.view" in response.content
 
 
-@pytest.mark.parametrize("role", ["viewer", "author", "approver", "operator", "admin"])
+@pytest.mark.parametrize("role", ["viewer", "author", "approver", "operator", "admin", "auditor"])
 def test_every_role_may_read_the_trail(session_client, make_user, role):
     assert session_client(make_user(f"a-{role}", role)).get("/audit/").status_code == 200
 
@@ -119,7 +119,7 @@ def test_verifying_needs_a_post_and_the_audit_verify_permission(session_client, 
     assert b"audit.verify" in response.content
     assert ChainCheckpoint.objects.count() == 0
     assert b'id="verify-all"' not in page.content
-    assert b"Operators and admins can walk the whole chain." in page.content
+    assert b"Operators, auditors and admins can walk the whole chain." in page.content
 
 
 def test_operators_see_the_verify_button(walker):

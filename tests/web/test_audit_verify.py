@@ -79,7 +79,7 @@ def test_reading_the_verification_serves_a_break_a_later_page_check_found(
 
 
 @pytest.mark.parametrize("role", ["viewer", "author", "approver"])
-def test_walking_the_chain_needs_an_operator_or_admin(api_client, make_user, role):
+def test_walking_the_chain_needs_an_operator_auditor_or_admin(api_client, make_user, role):
     response = api_client(make_user(f"a-{role}", role)).post("/api/v1/audit/verify")
 
     assert response.status_code == 403
@@ -90,8 +90,8 @@ def test_walking_the_chain_needs_an_operator_or_admin(api_client, make_user, rol
     assert ChainCheckpoint.objects.count() == 0
 
 
-@pytest.mark.parametrize("role", ["operator", "admin"])
-def test_operators_and_admins_walk_the_chain(api_client, make_user, role):
+@pytest.mark.parametrize("role", ["operator", "admin", "auditor"])
+def test_operators_auditors_and_admins_walk_the_chain(api_client, make_user, role):
     client = api_client(make_user(f"a-{role}", role))
     events(3)
 

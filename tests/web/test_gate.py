@@ -489,3 +489,139 @@ def test_the_policy_never_overrules_a_persons_rejection_or_an_unsubmitted_draft(
     assert f"version 2 is {decided}" in refused.json()["detail"]
     assert not Approval.objects.filter(version__number=2, by_policy=True).exists()
     assert runner_calls == before
+
+
+# --- Planner paths: POST /plans/generate and automatic replans (replan: auto) -----------
+
+
+@pytest.fixture
+def scripted_planner(monkeypatch: pytest.MonkeyPatch, settings: Any) -> list:
+    """The deployment's planner hands out the documents appended to this list, in order."""
+    from forge.planners import ScriptedPlanner
+    from plans import planning
+
+    documents: list[dict[str, Any]] = []
+    settings.FORGE_PLANNER = "scripted:gate-tests"
+
+    class Script(ScriptedPlanner):
+        def plan(self, task: str, observation: Any) -> Any:
+            self._documents = [from_data(d) for d in documents]
+            return super().plan(task, observation)
+
+    planner = Script([], name="scripted:gate-tests")
+    monkeypatch.setattr(planning, "deployment_planner", lambda: planner)
+    return documents
+
+
+def _generated(client: Any) -> PlanVersion:
+    answer = _post(client, "/plans/generate", {"goal": "Prepare the supplier risk report"})
+    assert answer.status_code == 201, answer.json()
+    return PlanVersion.objects.get(plan_id=answer.json()["plan"], number=1)
+
+
+@pytest.mark.parametrize(("make", "code"), UNFIT, ids=IDS)
+def test_a_generated_version_is_held_to_the_same_gate(
+    make, code, scripted_planner, author, approver, operator, make_user, api_client, runner_calls
+):
+    scripted_planner.append(document())
+    generated = _generated(api_client(author))
+    assert (generated.author, generated.planner) == (author, "scripted:gate-tests")
+    # The planner's first version, made unfit the same ways as a person's next version.
+    version = make(generated.plan, author, approver, make_user)
+
+    answer = _post(api_client(operator), "/runs", {"plan_id": version.plan_id,
+                                                   "version": version.number})  # fmt: skip
+    drain()
+
+    assert answer.status_code == 409, answer.json()
+    assert answer.json()["code"] == code
+    assert runner_calls == []
+
+
+def test_the_person_who_asked_for_a_plan_cannot_approve_the_planners_version(
+    scripted_planner, make_user, approver, operator, api_client, runner_calls
+):
+    ada = make_user("ada", "author", "approver", "operator")
+    scripted_planner.append(document())
+    version = _generated(api_client(ada))
+    path = f"/plans/{version.plan_id}/versions/1"
+
+    own = _post(api_client(ada), f"{path}/approve", {})
+    refused = _post(api_client(ada), "/runs", {"plan_id": version.plan_id, "version": 1})
+    approved = _post(api_client(approver), f"{path}/approve", {})
+    started = _post(api_client(operator), "/runs", {"plan_id": version.plan_id, "version": 1})
+    drain()
+
+    assert own.status_code == 403
+    assert (refused.status_code, refused.json()["code"]) == (409, "not_approved")
+    assert approved.status_code == 200 and started.status_code == 201
+    assert [step for _, step in runner_calls] == ["inspect", "score", "publish"]
+
+
+def _auto_run(author: Any, approver: Any, operator: Any, client: Any) -> Run:
+    version = _approved(author, approver, document(risk=9, replan="auto"))
+    _post(client, "/runs", {"plan_id": version.plan_id, "version": 1})
+    drain()
+    return Run.objects.get()
+
+
+def test_an_automatic_replan_made_for_the_runs_starter_needs_another_person(
+    scripted_planner, author, approver, make_user, api_client, runner_calls
+):
+    ada = make_user("ada", "operator", "approver")
+    scripted_planner.append(document(3, replan="auto"))
+    run = _auto_run(author, approver, ada, api_client(ada))
+    before = list(runner_calls)
+    v2 = PlanVersion.objects.get(plan=run.plan, number=2)
+    assert (v2.author, v2.status, run.status) == (ada, "awaiting_approval", "needs_replan")
+
+    own = _post(api_client(ada), f"/plans/{run.plan_id}/versions/2/approve", {})
+    resumed = _post(api_client(ada), f"/runs/{run.pk}/resume", {"version": 2})
+    drain()
+
+    assert own.status_code == 403
+    assert (resumed.status_code, resumed.json()["code"]) == (409, "needs_person")
+    assert runner_calls == before
+    _post(api_client(approver), f"/plans/{run.plan_id}/versions/2/approve", {})
+    drain()
+    assert Run.objects.get(pk=run.pk).status == "succeeded"
+    assert [step for _, step in runner_calls[len(before) :]] == ["score", "publish"]
+
+
+@pytest.mark.parametrize("unfit", ["self-approved", "forged approval", "hash mismatch"])
+def test_an_automatic_resume_refuses_an_unfit_replan_and_nothing_of_it_runs(
+    unfit, scripted_planner, read_only_replans, author, approver, make_user, api_client,
+    runner_calls,
+):  # fmt: skip
+    ada = make_user("ada", "operator", "approver")
+    # A replan that writes: the policy may not approve it, so it waits for a person.
+    changed = document(3, replan="auto")
+    changed["steps"][2]["args"]["content"] = "changed report"
+    scripted_planner.append(changed)
+    run = _auto_run(author, approver, ada, api_client(ada))
+    before = list(runner_calls)
+    v2 = PlanVersion.objects.get(plan=run.plan, number=2)
+    digest = content_hash(compilation.stored_document(v2))
+    if unfit == "self-approved":
+        signed = gate()._signed(str(v2.plan_id), 2, digest, "ada", "ada", by_policy=False)
+        Approval.objects.create(version=v2, reviewer=ada, decision="approved",
+                                content_hash=digest, signature=signed.signature)  # fmt: skip
+    elif unfit == "forged approval":
+        Approval.objects.create(version=v2, reviewer=approver, decision="approved",
+                                content_hash=digest, signature="0" * 64)  # fmt: skip
+    else:
+        plan_services.approve(v2, approver, "ok")
+        tampered = copy.deepcopy(v2.document)
+        tampered["steps"][2]["args"]["content"] = "forwarded to an outside address"
+        PlanVersion.objects.filter(pk=v2.pk).update(document=tampered)
+        engine._GRAPHS.clear()
+    PlanVersion.objects.filter(pk=v2.pk).update(status="approved")
+
+    from runs import replanning
+
+    replanning.resume_after_approval(v2.pk, "approver")
+    drain()
+
+    run.refresh_from_db()
+    assert (run.status, run.version.number) == ("needs_replan", 1)
+    assert runner_calls == before

@@ -2,7 +2,9 @@
 no call reaches a runner unless a person other than the version's author approved
 exactly the content that call came from.
 
-The machine edits versions (one author may also be an approver), approves, rejects,
+The machine edits versions (one author may also be an approver), asks the planner for
+plans (``plans.planning.generate_plan``), lets runs of ``replan: auto`` plans replan on
+the worker and resume when a person approves the planner's version, approves, rejects,
 self-approves and forges approvals around the services, tampers with stored documents,
 starts, cancels and resumes runs, writes replans, lets steps fail (a contract or a
 failing tool), lets workers crash mid-step and restarts them (a fresh process compiles
@@ -41,7 +43,7 @@ from forge.plan import content_hash, from_data
 from forge.runners import builtin_runners
 from forge.runtime import ToolExecutor
 from forge.tools import PolicyEngine
-from plans import compilation
+from plans import compilation, planning
 from plans import services as plans
 from plans.gate import approval_signer, gate
 from plans.models import Approval, PlanVersion
@@ -55,7 +57,7 @@ from .runs_helpers import drain
 EXPECTED = (ForgeError, PermissionDenied, Http404, RuntimeError)
 
 
-def plan_document(risk: int, gated: bool, failing: bool) -> dict[str, Any]:
+def plan_document(risk: int, gated: bool, failing: bool, auto: bool = False) -> dict[str, Any]:
     score: dict[str, Any] = {"id": "score", "description": "Score the supplier risk",
                              "tool": "echo", "args": {"risk": risk}, "depends_on": ["inspect"],
                              "done_when": {"checks": ["risk <= `5`"]}}  # fmt: skip
@@ -64,6 +66,7 @@ def plan_document(risk: int, gated: bool, failing: bool) -> dict[str, Any]:
         del score["done_when"]
     return {
         "goal": "Prepare the supplier risk report",
+        **({"replan": "auto"} if auto else {}),
         "requires_approval_before": ["file_write"] if gated else [],
         "steps": [
             {"id": "inspect", "description": "Collect the contract facts", "tool": "echo",
@@ -91,7 +94,9 @@ class Oracle:
         self.calls: list[tuple[str, str]] = []
         self.violations: list[str] = []
 
-    def approve(self, version_pk: int, document: dict[str, Any]) -> None:
+    def approve(self, version_pk: int, document: dict[str, Any], approver: Any = None) -> None:
+        if approver is not None and PlanVersion.objects.get(pk=version_pk).author_id == approver.pk:
+            self.violations.append(f"version {version_pk} was approved by its own author")
         self.approved.setdefault(version_pk, []).append(copy.deepcopy(document))
 
     def check(self, tool: str, args: Any, run_id: str, step_id: str) -> None:
@@ -114,6 +119,20 @@ class Checked:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class MachinePlanner:
+    """Proposes a fix for any task: risk 3, gated or not by turns, always replan: auto."""
+
+    name = "scripted:machine"
+    turn = 0
+
+    def plan(self, task: str, observation: Any) -> Any:
+        from forge.planners import StructuredPlan
+
+        MachinePlanner.turn += 1
+        document = from_data(plan_document(3, MachinePlanner.turn % 2 == 0, False, True))
+        return StructuredPlan(document, observation.current_version, "the fix", self.name)
 
 
 class GateMachine(RuleBasedStateMachine):
@@ -142,13 +161,16 @@ class GateMachine(RuleBasedStateMachine):
         risk=st.integers(0, 9),
         gated=st.booleans(),
         failing=st.booleans(),
+        auto=st.booleans(),
         story=st.sampled_from(["draft", "approved", "running", "running", "running"]),
     )
-    def first_version(self, risk: int, gated: bool, failing: bool, story: str) -> None:
-        """Most stories start from an approved plan with a run under way."""
+    def first_version(self, risk: int, gated: bool, failing: bool, auto: bool, story: str) -> None:
+        """Most stories start from an approved plan with a run under way; with ``auto``
+        its runs ask the planner for each replan, on the worker."""
         version = plans.create_plan(
-            self.people["author"], "Supplier risk", from_data(plan_document(risk, gated, failing))
-        )
+            self.people["author"], "Supplier risk",
+            from_data(plan_document(risk, gated, failing, auto)),
+        )  # fmt: skip
         self.plan = version.plan
         self.versions.append(version.pk)
         if story != "draft":
@@ -168,6 +190,16 @@ class GateMachine(RuleBasedStateMachine):
         version = plans.create_version(self.plan, self.people[by], document)
         self.versions.append(version.pk)
 
+    @rule(by=st.sampled_from(["author", "ada"]))
+    def generate(self, by: str) -> None:
+        """A person asks the planner for a plan (POST /plans/generate's service)."""
+        try:
+            proposal = planning.generate_plan(self.people[by], "Prepare the report")
+        except EXPECTED:
+            return
+        assert proposal.version is not None
+        self.versions.append(proposal.version.pk)
+
     @rule(data=st.data(), by=st.sampled_from(["approver", "ada"]))
     def approve(self, data: st.DataObject, by: str) -> None:
         version = self._version(data)
@@ -175,7 +207,9 @@ class GateMachine(RuleBasedStateMachine):
             plans.approve(version, self.people[by], "looks right")
         except EXPECTED:
             return
-        self.oracle.approve(version.pk, PlanVersion.objects.get(pk=version.pk).document)
+        self.oracle.approve(
+            version.pk, PlanVersion.objects.get(pk=version.pk).document, self.people[by]
+        )
 
     @rule(data=st.data())
     def reject(self, data: st.DataObject) -> None:
@@ -214,11 +248,11 @@ class GateMachine(RuleBasedStateMachine):
 
     # -- runs ----------------------------------------------------------------------------
 
-    @rule(data=st.data(), work=st.booleans())
-    def start(self, data: st.DataObject, work: bool) -> None:
+    @rule(data=st.data(), work=st.booleans(), by=st.sampled_from(["operator", "ada"]))
+    def start(self, data: st.DataObject, work: bool, by: str) -> None:
         version = self._version(data)
         try:
-            run = runs.start_run(version, self.people["operator"])
+            run = runs.start_run(version, self.people[by])
         except EXPECTED:
             return
         self.runs.append(run.pk)
@@ -269,6 +303,18 @@ class GateMachine(RuleBasedStateMachine):
         if work:
             drain()
 
+    @rule(data=st.data(), by=st.sampled_from(["approver", "ada"]))
+    def resume_automatically(self, data: st.DataObject, by: str) -> None:
+        """What a worker does once a version is approved (the signal's task, which this
+        test's transaction never commits to send): runs of replan: auto waiting on its
+        parent resume on it, through the gate."""
+        from runs import replanning
+
+        try:
+            replanning.resume_after_approval(self._version(data).pk, by)
+        except EXPECTED:
+            pass
+
     @rule()
     def work(self) -> None:
         drain()
@@ -315,7 +361,9 @@ class GateMachine(RuleBasedStateMachine):
         assert self.oracle.violations == []
 
     def _version(self, data: st.DataObject) -> PlanVersion:
-        return PlanVersion.objects.get(pk=data.draw(st.sampled_from(self.versions)))
+        # Versions the planner made on workers (automatic replans) count too.
+        known = sorted(set(self.versions) | set(PlanVersion.objects.values_list("pk", flat=True)))
+        return PlanVersion.objects.get(pk=data.draw(st.sampled_from(known)))
 
     def _run(self, data: st.DataObject) -> Run:
         return Run.objects.get(pk=data.draw(st.sampled_from(self.runs)))
@@ -345,6 +393,10 @@ def test_no_unapproved_call_reaches_a_runner_whatever_happens(
     )
     for module in (execution, worker, engine):
         monkeypatch.setattr(module, "executor", lambda: checked)
+    # The planner (generate, automatic replans): a fixed, harmless fix each time; what
+    # matters is that its versions pass the same gate.
+    settings.FORGE_PLANNER = "scripted:machine"
+    monkeypatch.setattr(planning, "deployment_planner", lambda: MachinePlanner())
     totals = {"calls": 0}
 
     def machine() -> GateMachine:

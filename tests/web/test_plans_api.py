@@ -57,6 +57,7 @@ def full(version, **fields):
     return {
         **summary(version),
         "document": version.document,
+        "layout": version.layout,
         "diagnostics": version.diagnostics,
         "approvals": [
             {
@@ -113,6 +114,7 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
             "source_format": "json",
             "created_at": json_time(version.created_at),
             "document": normalised,
+            "layout": {},
             "diagnostics": [],
             "approvals": [],
             "performed_side_effects": [],
@@ -426,6 +428,7 @@ def test_saving_a_new_version_answers_201_with_it(api_client, author, make_plan,
         "replan_reason": "too long",
         "author": "author",
         "document": to_data(from_data(document)),
+        "layout": {},
         "diagnostics": [],
         "approvals": [],
         "performed_side_effects": [],
@@ -713,6 +716,30 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
             "edges": [["read", "publish"]],
             "data_edges": [],
         },
+        "impact": {
+            "steps": 2,
+            "scopes": ["compute", "file_read"],
+            "side_effects": {"none": 1, "read": 1},
+            "agent_steps": 0,
+            "hosts": [],
+            "hosts_unknown": [],
+            "mcp": [],
+            "files_written": [],
+            "files_unknown": [],
+            "commands": [],
+            "pauses": [],
+            "reviews": [],
+            "plan_scopes": [],
+            "tokens": 0,
+            "cost": 0.0,
+            "estimated_steps": 0,
+            "duration": {
+                "seconds": 0.0,
+                "path": ["read"],
+                "unknown": ["read", "publish"],
+                "text": "unknown (2 steps have no duration estimate)",
+            },
+        },
     }
     assert Plan.objects.count() == 0
     assert AuditEvent.objects.count() == events
@@ -730,6 +757,7 @@ def test_compile_reports_every_error_and_no_graph(api_client, author):
             "goal": "g", "steps": [{"id": "a", "depends_on": ["zz"], "tool": "nope"}],
         })).to_data()["diagnostics"],
         "graph": None,
+        "impact": None,
     }  # fmt: skip
     codes = [d["code"] for d in response.json()["diagnostics"]]
     assert {"missing_dependency", "unknown_tool"} <= set(codes)
@@ -804,3 +832,63 @@ def test_lists_take_the_same_few_queries_however_many_rows(api_client, viewer, a
 
     many = (queries("/api/v1/plans"), queries(f"/api/v1/plans/{first.plan_id}/versions"))
     assert many == few
+
+
+def test_steps_placed_by_hand_are_saved_beside_the_document_outside_its_hash(
+    api_client, author, make_plan
+):
+    # Issue 12, problem 8: positions are kept with the version, and moving a step changes
+    # no content hash (so no approval and nothing that runs).
+    first = make_plan(author)
+    step_ids = [step["id"] for step in first.document["steps"]]
+    positions = {step_id: [10.04 * n, -20.0] for n, step_id in enumerate(step_ids)}
+    positions["gone"] = [1, 2]  # a step deleted since it was placed
+
+    response = post(
+        api_client(author),
+        f"/api/v1/plans/{first.plan_id}/versions",
+        {"document": first.document, "layout": {"positions": positions}},
+    )
+
+    assert response.status_code == 201
+    second = PlanVersion.objects.get(plan=first.plan, number=2)
+    expected = {step_id: [round(10.04 * n, 1), -20.0] for n, step_id in enumerate(step_ids)}
+    assert second.layout == {"positions": expected}
+    assert response.json()["layout"] == {"positions": expected}
+    assert second.content_hash == first.content_hash
+    assert second.document == first.document
+    assert first.layout == {}
+
+
+@pytest.mark.parametrize(
+    "positions",
+    [{"a": [1]}, {"a": [1, 2, 3]}, {"a": ["x", 2]}, {"a": [1e12, 0]}, {"a": None}],
+)
+def test_a_position_that_is_not_two_finite_numbers_is_a_422(
+    api_client, author, make_plan, positions
+):
+    first = make_plan(author)
+    response = post(
+        api_client(author),
+        f"/api/v1/plans/{first.plan_id}/versions",
+        {"document": first.document, "layout": {"positions": positions}},
+    )
+
+    assert response.status_code == 422
+    assert PlanVersion.objects.filter(plan=first.plan).count() == 1
+
+
+def test_a_diagnostic_with_a_fix_says_how_and_others_carry_no_hint(api_client, author):
+    document = {
+        "goal": "Sketched in the editor",
+        "steps": [
+            {"id": "a", "description": "Read the notes file"},
+            {"id": "b", "description": "Call it", "depends_on": ["a"], "tool": "nope"},
+        ],
+    }
+    response = post(api_client(author), "/api/v1/compile", {"document": document})
+
+    by_code = {d["code"]: d for d in response.json()["diagnostics"]}
+    assert by_code["agent_without_tools"]["nodes"] == ["a"]
+    assert "tools_allowed" in by_code["agent_without_tools"]["hint"]
+    assert "hint" not in by_code["unknown_tool"]

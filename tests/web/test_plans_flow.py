@@ -17,7 +17,7 @@ from plans import compilation
 
 pytestmark = pytest.mark.django_db
 
-SEED = Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json"
+SEED = Path(__file__).resolve().parents[2] / "examples" / "agent-step-in-chinese.json"
 
 
 def test_import_review_diff_export_and_audit_through_the_api(token_for, author, approver, operator):

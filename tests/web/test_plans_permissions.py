@@ -8,8 +8,10 @@ from plans.models import Plan, PlanVersion
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("viewer", "author", "approver", "operator", "admin", "stranger", "anonymous")
+ROLES = ("viewer", "author", "approver", "operator", "admin", "auditor", "stranger", "anonymous")
 READERS = {"viewer": 200, "author": 200, "approver": 200, "operator": 200, "admin": 200}
+# The auditor reads the trail, never plans (their arguments) nor the tool catalogue.
+AUDIT_READERS = {**READERS, "auditor": 200}
 AUTHORS = {"author": 201, "admin": 201}
 COMPILERS = {"author": 200, "admin": 200}
 # The version under review is by "author": even holding plan.approve, they could not.
@@ -31,7 +33,8 @@ OPERATIONS = {
     "approve": ("post", "/plans/{plan}/versions/1/approve", {"comment": "ok"}, REVIEWERS),
     "reject": ("post", "/plans/{plan}/versions/1/reject", {"comment": "no"}, REVIEWERS),
     "tools": ("get", "/tools", None, READERS),
-    "audit": ("get", "/audit", None, READERS),
+    "audit": ("get", "/audit", None, AUDIT_READERS),
+    "audit values": ("get", "/audit/values", None, AUDIT_READERS),
     "me": ("get", "/me", None, EVERYONE),
 }
 

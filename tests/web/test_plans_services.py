@@ -138,6 +138,7 @@ def test_a_child_carries_its_parents_side_effects_and_those_of_the_parents_runs(
         "tool": "shell",
         "args": {"argv": ["make", "publish"]},
         "done_when": {"required_keys": ["exit_code"]},
+        "rollback_hint": "make unpublish",
     }
     first = make_plan(author, document=document)
     graph = compilation.compile_version(first).graph

@@ -1,4 +1,4 @@
-"""The review pages (runs.review_views, runs.review): who is offered what in the approval
+"""The review pages (reviews.views, reviews.queue): who is offered what in the approval
 queue, what each item says (diff against the last approved version, risk, scopes, pauses,
 budget estimate, drift; a step's exact arguments and bound hash), the topbar's count, and
 a run's replan story (lineage, failure, reset and kept sets, diff and drift)."""
@@ -12,7 +12,8 @@ import pytest
 
 from forge.plan import from_data
 from plans import services as plan_services
-from runs import review, services
+from reviews import queue as review
+from runs import services
 from runs.models import Run, RunEvent
 from runs.previews import preview_view
 

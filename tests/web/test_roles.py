@@ -32,6 +32,22 @@ def test_every_role_may_read(author, approver, operator):
     )
 
 
+def test_an_auditor_reads_the_trail_and_metrics_and_nothing_that_shows_plan_arguments(auditor):
+    assert auditor.permissions() == {"audit.view", "audit.verify", "metrics.view"}
+    assert not auditor.has_role("viewer")
+    assert not auditor.can("plan.view") and not auditor.can("run.view")
+
+
+def test_an_auditor_who_holds_another_role_reads_as_that_role_does(make_user):
+    both = make_user("both", "auditor", "operator")
+
+    assert both.has_role("viewer") and both.can("plan.view") and both.can("audit.verify")
+
+
+def test_admin_holds_the_auditor_role_too(admin):
+    assert admin.has_role("auditor")
+
+
 def test_a_role_does_not_grant_another(author):
     assert not author.has_role("approver")
     assert not author.can("plan.approve")

@@ -193,3 +193,58 @@ def test_the_run_page_tells_its_resume_panel_whether_the_policy_approves_read_on
 
     assert before == {"auto_approve_replans": "never"}
     assert after == {"auto_approve_replans": "read_only"}
+
+
+CHAIN = [
+    {"id": f"s{n}", "description": f"Echo step {n}", "tool": "echo", "args": {"n": n}}
+    | ({"depends_on": [f"s{n - 1}"]} if n else {})
+    for n in range(8)
+]
+
+
+def test_a_snapshot_read_while_the_run_keeps_moving_never_counts_an_event_twice(
+    author, approver, operator, client, monkeypatch
+):
+    # Issue 12, problem 5: the page showed "Succeeded, attempt 2" for a step that ran
+    # once. A worker commits between every read of the page's snapshot (more often than
+    # the snapshot retries), so the steps the page gets are newer than its last_seq unless
+    # the snapshot is pinned to one seq. The page then applies every event after last_seq:
+    # what it ends with must equal the run as the server knows it.
+    from forge.runtime import rebuild
+    from runs import events as event_rows
+    from runs import snapshot as views
+    from runs.engine import locked_run
+    from runs.worker import _claim, _execute, finish
+
+    version = approved_version(author, approver, CHAIN)
+    run = services.start_run(version, operator)
+    claims = []
+
+    def advance():
+        if not claims:
+            with locked_run(run.pk) as locked:
+                claims.append(_claim(locked, "s0"))
+        elif claims[-1] is not None:
+            claims.append(finish(claims[-1], _execute(claims[-1])))
+
+    real_detail = views.detail
+
+    def moving_detail(row):
+        advance()  # the worker commits between the run's row and its steps
+        return real_detail(row)
+
+    monkeypatch.setattr(views, "detail", moving_detail)
+    client.force_login(operator)
+
+    data = _page_data(client.get(f"/runs/{run.pk}/"))["run"]
+
+    run.refresh_from_db()
+    assert run.last_seq > data["last_seq"]  # the run did move on while the page was read
+    rows = [event_rows.from_row(r) for r in run.events.filter(seq__lte=data["last_seq"])]
+    at_seq = rebuild(str(run.pk), sorted(rows, key=lambda e: e.seq))
+    snapshot = {s["step_id"]: (s["status"], s["attempt"], s["tokens"]) for s in data["steps"]}
+    for step_id, (status, attempt, tokens) in snapshot.items():
+        step = at_seq.steps[step_id]
+        assert (status, attempt, tokens) == (step.status, step.attempt, step.tokens), step_id
+    assert data["budget"]["used_steps"] == at_seq.used_steps
+    assert data["status"] == at_seq.status

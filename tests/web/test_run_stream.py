@@ -194,16 +194,18 @@ async def test_a_lagging_watcher_is_told_to_reconnect_with_close_code_4408(
 @pytest.mark.parametrize(
     ("who", "path_run", "after", "code"),
     [("anonymous", "run", "0", 4403), ("stranger", "run", "0", 4403),
+     ("auditor", "run", "0", 4403),
      ("viewer", "missing", "0", 4404), ("viewer", "run", "x", 4400)],
-    ids=["anonymous", "no role", "no such run", "bad after"],
+    ids=["anonymous", "no role", "auditor (no run.view)", "no such run", "bad after"],
 )  # fmt: skip
 async def test_refusals_close_after_the_handshake_with_a_code_the_page_understands(
-    who, path_run, after, code, author, approver, viewer, stranger
+    who, path_run, after, code, author, approver, viewer, stranger, auditor
 ):
     from django.contrib.auth.models import AnonymousUser
 
     run = await _run(author, approver)
-    user = {"anonymous": AnonymousUser(), "stranger": stranger, "viewer": viewer}[who]
+    people = {"anonymous": AnonymousUser(), "stranger": stranger, "viewer": viewer}
+    user = {**people, "auditor": auditor}[who]
     run_id = run.pk if path_run == "run" else run.pk + 1000
     communicator = WebsocketCommunicator(RunEventsConsumer.as_asgi(), f"/ws/runs/{run_id}/")
     communicator.scope["user"] = user

@@ -28,7 +28,7 @@ _PLAN_META = re.compile(r"forge:\s*(?P<json>.*)")
 _STEP_META = re.compile(r"forge-step\s+(?P<node>\S+?):\s*(?P<json>.*)")
 _GOAL = re.compile(r"goal:\s*(?P<goal>.*)")
 _PLAN_KEYS = {"schema", "deliverable", "risk_level", "requires_approval_before", "budget",
-              "max_replans"}  # fmt: skip
+              "max_replans", "replan", "milestones"}  # fmt: skip
 _STEP_KEYS = {"id", "depends_on", "tool", "args", "tools_allowed", "done_when", "timeout_s",
               "retries", "rollback_hint", "estimate"}  # fmt: skip
 

@@ -12,7 +12,7 @@ import pytest
 from forge.models import OpenAICompatibleModel
 from forge.plan import load_plan
 
-SEED = Path(__file__).resolve().parents[3] / "examples" / "seed-003-supplier-risk.json"
+SEED = Path(__file__).resolve().parents[3] / "examples" / "agent-step-in-chinese.json"
 
 
 @pytest.fixture

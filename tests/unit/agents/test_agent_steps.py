@@ -119,8 +119,8 @@ def test_the_agent_is_told_the_goal_the_step_its_contract_and_its_inputs(harness
         "Description: Work out the summarise of the report",
         "Required keys: facts",
         "Check 1: length(facts) > `0`",
-        "Inputs (the outputs of the steps this one depends on):",
-        '- gather: {"facts": [1, 2]}',
+        "Inputs (the outputs of the steps this one depends on), as data:",
+        '- gather: <tool-data>{"facts": [1, 2]}</tool-data>',
         "Tools you may call: file_read",
     ]
 

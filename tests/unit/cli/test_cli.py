@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.ledger import mcp_servers_file, time_entry
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples"
 
@@ -40,7 +42,62 @@ def test_compile_exits_0_for_a_clean_plan():
     result = forge("compile", "examples/release-notes.yaml")
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "examples/release-notes.yaml: compiles\n"
+    assert result.stdout.splitlines()[0] == "examples/release-notes.yaml: compiles"
+
+
+def test_compile_prints_the_impact_of_a_plan_that_compiles():
+    result = forge("compile", "examples/release-notes.yaml")
+
+    lines = result.stdout.splitlines()
+    assert lines[1] == "examples/release-notes.yaml: impact"
+    impact = "\n".join(lines[2:])
+    assert "  scopes: compute, file_read, file_write, shell" not in impact  # no echo here
+    assert "  scopes: file_read, file_write, shell" in impact
+    assert "  files written: CHANGELOG.txt, RELEASE-NOTES.md" in impact
+    assert "  commands: wc -l CHANGELOG.txt" in impact
+    assert "  side effects: read 1, write 3" in impact
+    assert "  duration: unknown (4 steps have no duration estimate)" in impact
+
+
+def test_compile_json_carries_the_impact_and_hints(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        "goal: Publish\nsteps:\n  - {id: w, description: Write the board review, tool: "
+        "file_write, args: {path: board.md, content: x}, estimate: {seconds: 40}}\n",
+    )
+
+    data = json.loads(forge("compile", str(plan), "--json").stdout)
+
+    assert data["impact"]["files_written"] == ["board.md"]
+    assert data["impact"]["duration"] == {
+        "seconds": 40.0, "path": ["w"], "unknown": [], "text": "about 40 s",
+    }  # fmt: skip
+    hints = {d["code"]: d.get("hint", "") for d in data["diagnostics"]}
+    assert hints["missing_done_when"].startswith("add done_when")
+    assert hints["missing_rollback_hint"].startswith("add rollback_hint")
+    text = forge("compile", str(plan)).stdout
+    assert "  fix: add rollback_hint: how a person undoes the change" in text
+
+
+def test_a_long_plan_without_milestones_warns_past_the_environments_size(tmp_path):
+    steps = "".join(
+        f"  - {{id: s{n}, description: Echo section {n} of the report, tool: echo, "
+        f"depends_on: [{'s' + str(n - 1) if n else ''}], done_when: {{required_keys: [n]}}, "
+        f"args: {{n: {n}}}}}\n"
+        for n in range(4)
+    )
+    plan = write(tmp_path / "plan.yaml", f"goal: Long\nsteps:\n{steps}")
+
+    quiet = forge("compile", str(plan))
+    env = {**os.environ, "FORGE_MILESTONE_WARN_STEPS": "3"}
+    env = {k: v for k, v in env.items() if not k.startswith("DJANGO")}
+    loud = subprocess.run(
+        [sys.executable, "-m", "forge.cli", "compile", str(plan)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )  # fmt: skip
+
+    assert "plan_without_milestones" not in quiet.stdout
+    assert "warning[plan_without_milestones] plan has 4 steps and no milestones" in loud.stdout
 
 
 def test_compile_exits_1_and_names_each_problem_and_its_steps(tmp_path):
@@ -69,7 +126,7 @@ def test_compile_json_gives_the_diagnostics_as_data(tmp_path):
 
 
 def test_compile_of_the_seed_example_reports_warnings_only_when_its_tools_exist():
-    result = forge("compile", "examples/seed-003-supplier-risk.json", "--json")
+    result = forge("compile", "examples/agent-step-in-chinese.json", "--json")
 
     codes = {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
     assert "unverifiable_done_when" in codes
@@ -338,3 +395,24 @@ def test_an_mcp_tool_passes_the_same_gate_and_shows_its_preview(tmp_path):
     assert "approved step now as carol:" in approved.stdout
     assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
     assert "    read as: side effect read, risk low, idempotent" in approved.stdout
+
+
+def test_the_time_server_from_pypi_configured_by_file_compiles_previews_and_runs(tmp_path):
+    """The same ``mcpServers`` file a deployment names in FORGE_MCP_SERVERS."""
+    plan = write(tmp_path / "plan.yaml", MCP_PLAN)
+    policy = write(tmp_path / "policy.yaml", "allow: {mcp.time: ['*']}\n")
+    servers = mcp_servers_file(tmp_path / "mcp.json", time=time_entry())
+    flags = ("--config", str(servers), "--policy", str(policy))
+
+    compiled = forge("compile", str(plan), *flags)
+    waiting = forge("run", str(plan), *flags, "--workspace", str(tmp_path / "ws"))
+    approved = forge("run", str(plan), *flags, "--workspace", str(tmp_path / "ws"),
+                     "--approve-as", "carol")  # fmt: skip
+
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert waiting.returncode == 4, waiting.stdout + waiting.stderr
+    assert "started   now" not in waiting.stdout
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
+    assert "  ok        now" in approved.stdout
+    assert "run succeeded (v1)" in approved.stdout

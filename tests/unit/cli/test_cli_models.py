@@ -17,7 +17,7 @@ import yaml
 from ..models.openai_fake import FakeOpenAI, running
 
 REPO = Path(__file__).resolve().parents[3]
-SEED = "examples/seed-003-supplier-risk.json"
+SEED = "examples/agent-step-in-chinese.json"
 
 
 def forge(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -145,7 +145,8 @@ def test_an_llm_planner_with_an_invalid_answer_stops_the_run_for_a_replan(fake_o
     [
         (["--model", "gpt-4o"], "openai:MODEL or scripted:FILE"),
         (["--model", "scripted:/nonexistent/replies.yaml"], "cannot read model script"),
-        (["--planner", "oracle:delphi"], "scripted:FILE[,FILE...] or llm:MODEL"),
+        (["--planner", "oracle:delphi"], "openai:MODEL (llm:MODEL) or scripted:FILE[,FILE...]"),
+        (["--planner", "scripted:/nonexistent/v2.yaml"], "[planner_file_unreadable]"),
     ],
 )
 def test_a_model_or_planner_that_cannot_be_set_up_exits_2(flags, message, tmp_path):

@@ -113,3 +113,10 @@ def test_every_name_the_runners_package_exports_resolves():
 
     for name in forge.runners.__all__:
         assert getattr(forge.runners, name) is not None, name
+
+
+def test_the_clis_copy_of_the_planner_specs_is_the_planners_own():
+    from forge.cli import PLANNER_SPECS
+    from forge.planners.config import PLANNER_SPECS as OWN
+
+    assert PLANNER_SPECS == OWN

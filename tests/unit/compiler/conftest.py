@@ -1,8 +1,8 @@
 """Fixtures for the compiler: plans written as the plain data a user would import.
 
 ``step("b", "a", tool="sleep", args={"seconds": 1})`` is a clean step ``b`` depending on
-``a``: a concrete ``echo`` call with a specific description and no ``done_when``, so it
-draws no diagnostic of its own. ``compile_plan([...steps], **plan_fields)`` builds the
+``a``: a concrete ``echo`` call with a specific description and a ``done_when`` its output
+meets, so it draws no diagnostic of its own. ``compile_plan([...steps], **plan_fields)`` builds the
 document with ``forge.plan.from_data`` and compiles it with the built-in tools under
 ``DEFAULT_POLICY``; pass ``policy=`` for another one.
 """
@@ -29,6 +29,7 @@ def make_step(step_id: str, *depends_on: str, **fields: Any) -> dict[str, Any]:
         "depends_on": list(depends_on),
         "tool": "echo",
         "args": {"section": step_id},
+        "done_when": {"required_keys": ["section"]},
         **fields,
     }
 

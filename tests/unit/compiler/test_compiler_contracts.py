@@ -72,10 +72,10 @@ def test_a_vague_done_when_is_unverifiable_even_with_checks(step, compile_plan):
     ]
 
 
-def test_a_step_without_done_when_draws_no_warning(step, compile_plan):
-    result = compile_plan([step("inspect")])
+def test_a_step_without_done_when_draws_only_the_checklist_warning(step, compile_plan):
+    result = compile_plan([step("inspect", done_when=None)])
 
-    assert result.diagnostics == ()
+    assert [d.code for d in result.diagnostics] == ["missing_done_when"]
 
 
 def test_a_specific_done_when_with_required_keys_draws_no_warning(step, compile_plan):

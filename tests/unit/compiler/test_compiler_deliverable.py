@@ -102,4 +102,5 @@ def test_a_plan_without_steps_has_nothing_to_deliver(compile_plan):
             }
         ],
         "graph": None,
+        "impact": None,
     }

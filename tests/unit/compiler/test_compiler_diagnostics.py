@@ -24,11 +24,17 @@ SPEC_SECTION_4 = {
 }
 
 
-def test_every_code_of_the_spec_has_the_spec_severity_plus_the_two_deviations():
+def test_every_code_of_the_spec_has_the_spec_severity_plus_the_deviations():
     deviations = {
         "invalid_check": "error",
         "tool_unavailable": "error",
         "invalid_reference": "error",
+        "agent_without_tools": "error",
+        "invalid_milestone": "error",
+        "milestone_out_of_order": "error",
+        "missing_done_when": "warning",
+        "missing_rollback_hint": "warning",
+        "plan_without_milestones": "warning",
     }
     assert dict(SEVERITIES) == {**SPEC_SECTION_4, **deviations}
     assert set(CODES) == set(SEVERITIES)
@@ -74,5 +80,6 @@ def test_diagnostics_come_errors_first_then_by_code_then_in_document_order(step,
         ("unknown_tool", "a"),
         ("vague_step", "b"),
         ("vague_step", "a"),
+        ("missing_rollback_hint", "c"),
         ("approval_required", "c"),
     ]

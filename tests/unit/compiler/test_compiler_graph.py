@@ -27,7 +27,13 @@ def report_steps(step) -> list[dict[str, Any]]:
     return [
         step("fetch", tool="file_read", args=FETCH_ARGS, timeout_s=30),
         step("summarise", "fetch", tool=None, args=None, tools_allowed=["file_read", "echo"]),
-        step("publish", "summarise", tool="http_request", args=PUBLISH_ARGS),
+        step(
+            "publish",
+            "summarise",
+            tool="http_request",
+            args=PUBLISH_ARGS,
+            rollback_hint="withdraw report 7 at reports.example.com",
+        ),
     ]
 
 
@@ -124,7 +130,9 @@ def test_a_graph_as_data_lists_nodes_edges_order_and_hash(step, compile_plan):
         "ok": True,
         "diagnostics": [d.to_data() for d in result.diagnostics],
         "graph": graph.to_data(),
+        "impact": result.impact.to_data() if result.impact else None,
     }
+    assert result.impact is not None and result.impact.hosts == ("reports.example.com",)
 
 
 def test_a_plan_with_an_error_gets_diagnostics_and_no_graph(step, compile_plan):
@@ -217,4 +225,4 @@ def test_a_fingerprint_ignores_wording_and_order_but_not_what_runs(step, compile
     assert fingerprint(args={"section": "other"}) != original
     assert fingerprint(depends_on=["a"]) != original
     assert fingerprint(tool="noop", args={}) != original
-    assert fingerprint(done_when={"required_keys": ["section"]}) != original
+    assert fingerprint(done_when={"checks": ["section"]}) != original

@@ -8,8 +8,17 @@ import hashlib
 from typing import Any
 
 from forge.compiler import CompileResult, GraphCompiler, PerformedSideEffect
+from forge.compiler.bindings import AGENT_TOOLS_HINT
 from forge.plan import canonical_json, from_data
-from forge.tools import Policy, PolicyEngine, ToolRegistry, ToolSpec
+from forge.plan.formats import load_plan
+from forge.tools import (
+    DEFAULT_POLICY,
+    Policy,
+    PolicyEngine,
+    ToolRegistry,
+    ToolSpec,
+    builtin_registry,
+)
 
 
 def found(result: CompileResult, code: str) -> list[dict[str, Any]]:
@@ -41,10 +50,31 @@ def test_an_allowed_tool_missing_from_the_registry_is_unknown(step, compile_plan
     ]
 
 
-def test_a_step_with_neither_tool_nor_tools_allowed_names_no_tool(step, compile_plan):
+def test_a_step_with_neither_tool_nor_tools_allowed_is_an_agent_step_asking_for_tools(
+    step, compile_plan
+):
+    # Issue 12, problem 2: this was unknown_tool ("names no tool"), which sent the author
+    # looking for a tool that does not exist, and said nothing of the fix.
     result = compile_plan([step("a", tool=None, args=None)])
 
-    assert found(result, "unknown_tool") == [error("unknown_tool", "step 'a' names no tool", "a")]
+    assert found(result, "unknown_tool") == []
+    [diagnostic] = found(result, "agent_without_tools")
+    assert diagnostic == {
+        **error("agent_without_tools", "step 'a' is an agent step with no allowed tools yet", "a"),
+        "hint": AGENT_TOOLS_HINT,
+    }
+    assert "tools_allowed" in diagnostic["hint"] and "Tools allowed" in diagnostic["hint"]
+    assert result.graph is None
+
+
+def test_a_mermaid_flowchart_imports_as_agent_steps_that_ask_for_their_tools():
+    document = load_plan("flowchart TD\n  a[Fetch the data] --> b[Write the report]\n", "mermaid")
+    result = GraphCompiler(builtin_registry(), PolicyEngine(DEFAULT_POLICY)).compile(document)
+
+    assert [(d.code, d.nodes) for d in result.errors] == [
+        ("agent_without_tools", ("a",)),
+        ("agent_without_tools", ("b",)),
+    ]
 
 
 def test_a_tool_the_policy_does_not_allow_is_unauthorized(step, compile_plan):
@@ -133,7 +163,7 @@ def test_an_agent_step_with_arguments_is_refused_rather_than_ignored(step, compi
 
 def test_a_step_whose_scope_the_plan_lists_waits_for_approval(step, compile_plan):
     result = compile_plan(
-        [step("a", tool="shell", args={"argv": ["make", "report"]})],
+        [step("a", tool="shell", args={"argv": ["make", "report"]}, rollback_hint="make clean")],
         requires_approval_before=["shell"],
     )
 
@@ -183,7 +213,15 @@ def test_a_high_risk_tool_waits_for_approval_whatever_the_plan_says(step):
 
 def test_an_agent_step_waits_for_approval_when_any_allowed_tool_would(step, compile_plan):
     result = compile_plan(
-        [step("a", tool=None, args=None, tools_allowed=["file_read", "shell", "http_request"])],
+        [
+            step(
+                "a",
+                tool=None,
+                args=None,
+                tools_allowed=["file_read", "shell", "http_request"],
+                rollback_hint="undo what the agent reports it changed",
+            )
+        ],
         requires_approval_before=["shell", "http"],
     )
 

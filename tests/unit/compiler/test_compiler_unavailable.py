@@ -34,7 +34,7 @@ DOWN = ToolRegistry(unavailable={"mail": REASON})
 
 
 def test_a_step_using_a_tool_of_a_server_that_is_down_is_tool_unavailable():
-    result = compile_with(DOWN, tool="mail.send", args={})
+    result = compile_with(DOWN, tool="mail.send", args={}, done_when={"required_keys": ["id"]})
 
     assert [d.to_data() for d in result.diagnostics] == [
         {

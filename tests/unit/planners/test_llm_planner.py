@@ -11,8 +11,9 @@ import pytest
 
 from forge.compiler import GraphCompiler
 from forge.models import ModelError, OpenAICompatibleModel, ScriptedModel
-from forge.plan import PLAN_SCHEMA, from_data, to_data
+from forge.plan import from_data, to_data
 from forge.planners import LLMPlanner, Observation, PlannerOutputInvalid
+from forge.planners.llm import ANSWER_SCHEMA
 from forge.runners import RunContext, RunnerOutcome, builtin_runners
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
 from forge.runtime.local import LocalRun
@@ -51,7 +52,7 @@ def test_a_valid_plan_from_the_endpoint_becomes_a_structured_plan(fake_openai):
     request = fake_openai.requests[0]
     assert request["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "forge_plan", "schema": PLAN_SCHEMA, "strict": False},
+        "json_schema": {"name": "forge_plan", "schema": ANSWER_SCHEMA, "strict": False},
     }
     assert "tools" not in request
     system, user = request["messages"]
@@ -187,8 +188,10 @@ def test_a_replan_request_carries_the_failure_the_completed_steps_and_the_side_e
     ]
     assert json.loads(lines[3]) == to_data(from_data(FIRST))
     assert "Failed step: score" in lines
-    assert "Error: check 1 failed: risk <= `10` with risk = 42" in lines
-    assert '- notify: {"sent": true}' in lines
+    # What a tool produced (the error quotes the output's values) is quoted data.
+    error = '"check 1 failed: risk \\u003c= `10` with risk = 42"'
+    assert f"Its error: <tool-data>{error}</tool-data>" in lines
+    assert '- notify: <tool-data>{"sent": true}</tool-data>' in lines
     assert f"- send_email by step notify (arguments hash {notify_hash})" in lines
 
 

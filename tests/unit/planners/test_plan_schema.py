@@ -14,14 +14,28 @@ from forge.plan.limits import DEFAULT_LIMITS
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 VALIDATOR = jsonschema.Draft202012Validator(PLAN_SCHEMA)
+# Example files that are not plans, each named so that a new plan is never skipped.
+NOT_PLANS = {
+    "agent/replies.yaml",  # a scripted model's replies (forge run --model scripted:FILE)
+    "mcp/policy.yaml",  # a deployment policy (forge run --policy)
+    "mcp/servers.json",  # an mcpServers file (forge run --config)
+}
 
 
 def example_data():
     for path in sorted(EXAMPLES.rglob("*")):
-        if path.suffix in (".json", ".yaml", ".yml"):
+        if path.suffix in (".json", ".yaml", ".yml") and (
+            path.relative_to(EXAMPLES).as_posix() not in NOT_PLANS
+        ):
             source = path.read_bytes()
             parse = parse_json if detect_format(source, path.name) == "json" else parse_yaml
-            yield pytest.param(parse(source.decode(), DEFAULT_LIMITS), id=path.name)
+            data = parse(source.decode(), DEFAULT_LIMITS)
+            if path.parent.name != "eval":
+                yield pytest.param(data, id=path.name)
+            elif path.name.endswith("answers.yaml"):  # a planner's plans, per case
+                for case, documents in data.items():
+                    for index, document in enumerate(documents):
+                        yield pytest.param(document, id=f"{path.name}:{case}[{index}]")
 
 
 def test_the_schema_is_a_valid_draft_2020_12_schema():

@@ -14,7 +14,7 @@ from forge.planners import ScriptedPlanner
 from forge.runners.base import RunContext, RunnerOutcome
 from forge.runners.basic import BASIC_TOOLS, BasicRunner
 from forge.runtime import ApprovalSigner, InMemoryRecordStore, Scheduler, ToolExecutor, rebuild
-from forge.runtime.gate import ApprovalGate, GateRefused, replan_needs_person
+from forge.runtime.gate import ApprovalGate, GateRefused, escalations, replan_needs_person
 from forge.runtime.local import LocalRun
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, ToolSpec, builtin_registry
 
@@ -357,3 +357,33 @@ def test_a_local_run_refuses_a_given_approval_for_other_content(tmp_path):
     assert result.status == "not_approved"
     assert "changed since it was approved" in result.stop_reason
     assert runner.calls == []
+
+
+# --- Escalations: never the policy's to approve ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("added", "reason"),
+    [
+        ({"id": "clean", "tool": "shell", "args": {"argv": ["rm", "-rf", "/"]}},
+         "with tool 'shell', new to the plan"),
+        ({"id": "read", "tool": "file_read", "args": {"path": "notes.md"}},
+         "in scope 'file_read', new to the plan"),
+        ({"id": "write", "tool": "file_write", "args": {"path": "x", "content": "y"}},
+         "with a write side effect, new to the plan"),
+    ],
+    ids=["tool", "scope", "side effect"],
+)  # fmt: skip
+@pytest.mark.parametrize("policy", [READ_ONLY, DEFAULT_POLICY], ids=["read_only", "default"])
+def test_a_replan_that_grants_itself_more_always_needs_a_person_whatever_the_policy(
+    added, reason, policy
+):
+    parent, child = _graphs([GATHER], [GATHER, {**added, "depends_on": ["gather"]}], READ_ONLY)
+
+    reasons = replan_needs_person(policy, parent, child)
+
+    assert any(reason in line for line in reasons), reasons
+    assert escalations(parent, child)
+    with pytest.raises(GateRefused) as refused:
+        GATE.approve_by_policy(policy, parent, child, plan_id="", version=2, author="planner")
+    assert refused.value.code == "needs_person"

@@ -1,7 +1,8 @@
 // Keeps the editor's graph in step with the store: elements after every change of the
-// document (a new layout only when the structure changed), paint after every compile.
+// document (a new layout only when the structure changed, keeping steps placed by hand
+// where they are), paint after every compile.
 import { applyDiagnostics, syncElements } from "../graph/render.js";
-import { readableView, runLayout } from "../graph/layout.js";
+import { placedPositions, readableView, runLayout } from "../graph/layout.js";
 
 export class GraphView {
   constructor(cy, store) {
@@ -26,9 +27,20 @@ export class GraphView {
     this.paint();
     if (changed) {
       const whole = reason === "initial" || reason === "text" || reason === "saved";
-      await runLayout(this.cy, { animate: !whole, fit: whole });
+      const pinned = this.store.layout;
+      await runLayout(this.cy, { animate: !whole, fit: whole, pinned });
+      // Steps added to a plan placed by hand are placed too (below what they depend on).
+      if (pinned && reason !== "initial" && reason !== "saved") this.store.setLayout(placedPositions(this.cy));
       if (!whole) keepInView(this.cy);
     }
+  }
+
+  // Back to the automatic layout: forgets the places given by hand.
+  async autoLayout() {
+    this.store.setLayout(null);
+    await this.rendering;
+    this.rendering = runLayout(this.cy, { animate: true, fit: true });
+    return this.rendering;
   }
 
   paint() {

@@ -3,7 +3,7 @@
 // [data-action] anywhere on the page, keyboard shortcuts) to edits. Each behaviour lives
 // in its own module; this file only wires them together.
 //
-// Test hook: window.forge.editor = {cy, ready, store, settled}; `ready` resolves once the
+// Test hook: window.forge.editor = {cy, ready, store, settled, replan, text}; `ready` resolves once the
 // plan is drawn, laid out, compiled and the tool catalogue is loaded; settled() once the
 // latest edit is drawn and laid out (layouts animate).
 import { Api } from "../common/api.js";
@@ -11,7 +11,7 @@ import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
 import { createGraph } from "../graph/cy.js";
 import { fitAll, focusElements, zoomBy } from "../graph/focus.js";
-import { runLayout } from "../graph/layout.js";
+import { placedPositions } from "../graph/layout.js";
 import { Minimap } from "../graph/minimap.js";
 import { ProblemsPanel } from "../graph/problems.js";
 import { addStep, newStepId, removeEdges, removeSteps, setDeliverable, steps } from "../model/document.js";
@@ -44,7 +44,8 @@ const graphView = new GraphView(cy, store);
 const compiler = new LiveCompiler(api, store);
 const problems = new ProblemsPanel($("problems"), {
   onActivate: (diagnostic, ids) => {
-    if (textView.visible) setView("graph");
+    // The text alone hides the graph: show it, unless the text does not parse (kept).
+    if (TEXT_ONLY.has(root.dataset.view) && !setView("graph")) return;
     focusElements(cy, ids.length ? ids : []);
   },
 });
@@ -59,6 +60,8 @@ new StatusView(
     dirty: $("dirty-flag"),
     counts: $("problem-counts"),
     state: $("compile-state"),
+    draft: $("draft-compile"),
+    save: $("save-button"),
     approve: $("approve-button"),
     run: $("run-button"),
     undo: root.querySelector("[data-action=undo]"),
@@ -71,7 +74,10 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   api,
   store,
   planId: data.plan.id,
+  planName: data.plan.name,
   replan,
+  // A blank plan's first save created it: go on in its own editor.
+  onCreated: (plan) => window.location.assign(data.urls.created.replace("{id}", String(plan.id))),
   onSaved: (version) => {
     const throughRun = replan.enabled;
     store.markSaved(version);
@@ -82,18 +88,51 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   },
 });
 const minimap = new Minimap(cy, $("minimap"));
-enableConnecting(cy, store);
+const connecting = enableConnecting(cy, store);
+
+// Dragging a step draws a dependency (edgehandles' draw mode); in move mode it moves the
+// step instead, and the places given by hand are kept with the version when it is saved.
+let moving = false;
+function setMoving(on) {
+  moving = on;
+  if (on) connecting.disableDrawMode();
+  else connecting.enableDrawMode();
+  const button = $("move-button");
+  button.setAttribute("aria-pressed", String(on));
+  root.dataset.moving = String(on);
+  root.querySelector(".canvas-hint").textContent = on
+    ? "Drag steps to place them; Auto-layout puts them back. Press M again to draw dependencies."
+    : "Drag from one step onto another: the second then depends on the first.";
+}
+cy.on("dragfree", "node[base]", () => {
+  if (moving) store.setLayout(placedPositions(cy));
+});
 fillHelp($("help-list"));
 
+// Views: the graph, the text alone (yaml, json), or both side by side (split, in the
+// text's current format). Returns false, leaving the view as it was, when the text does
+// not parse and would be hidden or rewritten: the text view says why.
+const TEXT_ONLY = new Set(["yaml", "json"]);
+
 function setView(view) {
+  const before = root.dataset.view;
+  if (view === before) return true;
+  let shown;
+  if (view === "graph") shown = textView.hide();
+  else if (view === "split") shown = textView.show(textView.visible ? textView.format : "yaml");
+  else shown = textView.show(view);
+  if (!shown) {
+    toast("The text has an error: fix it or undo it first. It is kept as you typed it.", { kind: "error" });
+    return false;
+  }
   for (const tab of root.querySelectorAll("[data-view]")) {
     tab.setAttribute("aria-pressed", String(tab.dataset.view === view));
   }
-  if (view === "graph") {
-    textView.hide();
-    cy.resize();
-  } else textView.show(view);
   root.dataset.view = view;
+  cy.resize();
+  textView.refresh();
+  if (view === "split" || before === "split") minimap.schedule();
+  return true;
 }
 
 function selectedSteps() {
@@ -151,13 +190,15 @@ const ACTIONS = {
   fit: () => fitAll(cy),
   "zoom-in": () => zoomBy(cy, 1.25),
   "zoom-out": () => zoomBy(cy, 0.8),
-  layout: () => runLayout(cy, { animate: true, fit: true }),
+  layout: () => graphView.autoLayout(),
+  "toggle-move": () => setMoving(!moving),
   "toggle-overview": () => {
     const canvas = $("minimap");
     canvas.hidden = !canvas.hidden;
     if (!canvas.hidden) minimap.schedule();
   },
   "toggle-text": () => setView(textView.visible ? "graph" : "yaml"),
+  "view-split": () => setView("split"),
   "view-graph": () => setView("graph"),
   "view-yaml": () => setView("yaml"),
   "view-json": () => setView("json"),
@@ -229,4 +270,4 @@ const ready = (async () => {
   return window.forge.editor;
 })();
 const settled = () => graphView.rendering.then(() => undefined);
-window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan } });
+window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan, text: textView } });

@@ -1,5 +1,5 @@
 // The side panel for the plan itself, shown when nothing is selected: goal, deliverable,
-// risk level, approval scopes, budget and replans, and the plan-level problems.
+// risk level, approval scopes, budget, replans and who writes them, and the plan-level problems.
 import { h } from "../common/dom.js";
 import { effectiveDeliverable, setDeliverable, stepIds, steps, terminalStepIds, updatePlan } from "../model/document.js";
 import { errorLine, field, numberInput, select, showError, splitList, textArea, textInput } from "./fields.js";
@@ -54,6 +54,10 @@ export function planPanel({ store }) {
     if (replans.value === "" || !Number.isInteger(value) || value < 0) return;
     edit("replans", { max_replans: value });
   });
+  // "manual" is the default and left out of the document, as the server writes it.
+  const replanMode = select("replan", [["manual", "a person writes each replan"], ["auto", "the planner replans on a worker (auto)"]], doc.replan || "manual");
+  replanMode.dataset.field = "replan";
+  replanMode.addEventListener("change", () => edit("replan-mode", { replan: replanMode.value === "auto" ? "auto" : undefined }));
 
   const all = steps(doc);
   const edgeCount = all.reduce((sum, step) => sum + (Array.isArray(step.depends_on) ? step.depends_on.length : 0), 0);
@@ -80,6 +84,7 @@ export function planPanel({ store }) {
       numberError,
     ),
     field("Max replans", replans),
+    field("Replans", replanMode, { hint: "Either way a replan passes the approval gate before the run resumes." }),
   );
 }
 

@@ -1,7 +1,10 @@
-// The editor's header and status line: version, review status, unsaved changes, the
-// compile's verdict, and whether Approve and Run may be used. Approve and Run stay
-// disabled while the document has errors, has unsaved changes, or is still being checked;
-// each says why in its title.
+// The editor's header and status line: the saved version and its review status ("Saved
+// v3: Approved"), apart from the live compile of what is on screen ("This draft:
+// compiles"), unsaved changes, and whether Save, Approve and Run may be used. Approve and
+// Run stay disabled while the document has errors, has unsaved changes, or is still being
+// checked; Save while the plan has no step (a plan is never stored without one); each
+// says why in its title.
+import { steps } from "../model/document.js";
 import { counts } from "../model/paint.js";
 
 const STATUS_LABELS = {
@@ -10,6 +13,7 @@ const STATUS_LABELS = {
   awaiting_approval: "Awaiting approval",
   approved: "Approved",
   rejected: "Rejected",
+  unsaved: "Not saved yet",
 };
 
 export class StatusView {
@@ -17,7 +21,7 @@ export class StatusView {
     this.elements = elements;
     this.store = store;
     this.user = user;
-    for (const type of ["document", "diagnostics", "version", "compile-state"]) {
+    for (const type of ["document", "diagnostics", "version", "compile-state", "layout"]) {
       store.addEventListener(type, () => this.update());
     }
     this.update();
@@ -28,9 +32,12 @@ export class StatusView {
     const version = store.version;
     const dirty = store.dirty;
     const tally = counts(store.diagnostics);
-    elements.version.textContent = `v${version.number}`;
-    elements.badge.textContent = STATUS_LABELS[version.status] || version.status;
-    elements.badge.dataset.status = version.status;
+    // A blank plan not saved yet has no version to name (its header says "Not saved yet").
+    if (elements.version) elements.version.textContent = `v${version.number}`;
+    if (elements.badge) {
+      elements.badge.textContent = STATUS_LABELS[version.status] || version.status;
+      elements.badge.dataset.status = version.status;
+    }
     elements.dirty.hidden = !dirty;
     elements.undo.disabled = !store.canUndo;
     elements.redo.disabled = !store.canRedo;
@@ -45,6 +52,15 @@ export class StatusView {
     elements.state.textContent =
       state === "pending" ? "Checking…" : state === "failed" ? "Could not reach the compiler" : tally.error ? "Does not compile" : "Compiles";
     elements.state.dataset.state = state === "pending" ? "pending" : tally.error ? "error" : state === "failed" ? "failed" : "ok";
+    if (elements.draft) {
+      elements.draft.textContent =
+        state === "pending" ? "checking…" : state === "failed" ? "could not be checked" : tally.error ? "does not compile" : "compiles";
+      elements.draft.dataset.state = elements.state.dataset.state;
+    }
+    if (elements.save) {
+      const empty = steps(store.document).length === 0;
+      setButton(elements.save, empty ? "Add a step first: a plan without steps is not saved" : null, "Save a new version");
+    }
 
     const blocked = tally.error
       ? `Fix the ${tally.error} error${tally.error === 1 ? "" : "s"} first`

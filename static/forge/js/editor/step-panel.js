@@ -112,10 +112,28 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
       return box;
     }),
   );
+  // A step with neither a tool nor allowed tools is an agent step that may call nothing
+  // yet (every new step starts so): ask for its tools where they are chosen. The compiler
+  // says the same (agent_without_tools, with its hint).
+  const needsTools = () => {
+    const current = findStep(store.document, stepId) || step;
+    const listed = Array.isArray(current.tools_allowed) && current.tools_allowed.length > 0;
+    return !current.tool && !listed;
+  };
+  const askTools = h(
+    "p",
+    { class: "needs-tools", role: "note" },
+    h("strong", {}, "Choose the tools this agent step may call: "),
+    "tick one or more below (tools_allowed), or pick the one tool it calls under Tool above.",
+  );
+  const showAsk = () => (askTools.hidden = !needsTools());
   allowedList.addEventListener("change", () => {
     const chosen = [...allowedList.querySelectorAll("input:checked")].map((input) => input.value);
     edit("tools_allowed", { tools_allowed: chosen });
+    showAsk();
   });
+  toolSelect.addEventListener("change", showAsk);
+  showAsk();
 
   // done_when: a description, and required keys and JMESPath checks that make it verifiable.
   const done = normaliseDone(step.done_when);
@@ -163,7 +181,14 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
       ? h(
           "ul",
           { class: "step-problems" },
-          problems.map((d) => h("li", { class: d.severity, dataset: { code: d.code } }, d.message)),
+          problems.map((d) =>
+            h(
+              "li",
+              { class: d.severity, dataset: { code: d.code } },
+              d.message,
+              d.hint ? h("span", { class: "problem-hint" }, d.hint) : null,
+            ),
+          ),
         )
       : null,
     field("Id", idInput, { error: idError }),
@@ -171,7 +196,7 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     h("p", { class: "hint deps" }, deps.length ? `Depends on: ${deps.join(", ")}` : "Depends on nothing: a starting step."),
     dataList(doc, step),
     h("fieldset", {}, h("legend", {}, "Tool"), field("Tool", toolSelect), toolInfo, argsSlot),
-    h("fieldset", {}, h("legend", {}, "Tools allowed"), allowedList),
+    h("fieldset", {}, h("legend", {}, "Tools allowed"), askTools, allowedList),
     h(
       "fieldset",
       {},

@@ -4,7 +4,12 @@
 // `undo`, `redo` and `markSaved`.
 //
 // Events: "document" (detail: {reason}) after every change of the document,
-// "diagnostics" when a compile answers, "version" after a save.
+// "diagnostics" when a compile answers, "version" after a save, "layout" when steps are
+// placed by hand or given back to the automatic layout.
+//
+// `layout` is where the author placed the steps ({nodeId: [x, y]}), or null for the
+// automatic layout: saved with the version, beside the document and outside its content
+// hash (plans/layout.py), and not in the undo history.
 import { sameDocument } from "../model/document.js";
 import { canRedo, canUndo, createHistory, record, redo, replacePresent, undo } from "../model/history.js";
 
@@ -17,6 +22,8 @@ export class EditorStore extends EventTarget {
     this.diagnostics = diagnostics;
     this.compileState = "idle"; // idle | pending | done | failed
     this.documentError = false; // whether the API refused the document before compiling
+    this.layout = positionsOf(version && version.layout);
+    this.savedLayout = this.layout;
   }
 
   get document() {
@@ -24,7 +31,21 @@ export class EditorStore extends EventTarget {
   }
 
   get dirty() {
-    return !sameDocument(this.history.present, this.savedDocument);
+    return !sameDocument(this.history.present, this.savedDocument) || !sameLayout(this.layout, this.savedLayout);
+  }
+
+  // positions: {nodeId: [x, y]} placed by hand, or null for the automatic layout.
+  setLayout(positions) {
+    const next = positions && Object.keys(positions).length ? positions : null;
+    if (sameLayout(next, this.layout)) return false;
+    this.layout = next;
+    this.emit("layout", {});
+    return true;
+  }
+
+  // The layout as POST /plans/{id}/versions takes it.
+  layoutForSave() {
+    return this.layout ? { positions: this.layout } : { positions: {} };
   }
 
   get canUndo() {
@@ -84,9 +105,12 @@ export class EditorStore extends EventTarget {
   markSaved(version) {
     this.version = version;
     this.savedDocument = version.document;
+    this.layout = positionsOf(version.layout);
+    this.savedLayout = this.layout;
     this.history = replacePresent(this.history, version.document);
     this.diagnostics = version.diagnostics;
     this.emit("version", {});
+    this.emit("layout", {});
     this.emit("document", { reason: "saved" });
     this.emit("diagnostics", {});
   }
@@ -94,4 +118,18 @@ export class EditorStore extends EventTarget {
   emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
+}
+
+function positionsOf(layout) {
+  const positions = layout && layout.positions;
+  return positions && Object.keys(positions).length ? { ...positions } : null;
+}
+
+// Equal to a tenth of a pixel (what the server keeps).
+function sameLayout(a, b) {
+  if (!a || !b) return !a && !b;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  const near = (x, y) => Math.abs(x - y) < 0.051;
+  return keys.every((key) => b[key] && near(a[key][0], b[key][0]) && near(a[key][1], b[key][1]));
 }

@@ -1,11 +1,25 @@
-// The text view: the same document as YAML or JSON. Typing re-reads the text (debounced)
-// and, when it parses, replaces the document, so the graph, the panels and the compile
-// follow; when it does not parse, the document is left as it was and the error shows
-// with its line. A change made elsewhere rewrites the text, unless the author is typing
-// in it.
+// The text view: the same document as YAML or JSON, in a CodeMirror 5 editor (vendored,
+// loaded by plain <script>s before the modules: window.CodeMirror) with line numbers,
+// syntax colours and a marker on the line of a syntax error.
+//
+// Nothing typed is ever lost:
+// - typing re-reads the text (debounced); when it parses, it replaces the document, so the
+//   graph, the panels and the compile follow; when it does not, the document is left as
+//   it was, the error shows with its line, and the text stays as typed;
+// - leaving the text for the graph, or for the other format (which rewrites the text), is
+//   refused while the text does not parse: `leave()` / `show()` answer false and say why;
+// - a change made elsewhere (the graph, the panel, undo) rewrites the text only while it
+//   parses; broken text is kept, and says that the graph's edits are not in it.
+//
+// Beside the graph (the split view) the text follows every edit of the graph, and the
+// graph every edit of the text that parses.
 import { debounce } from "../common/debounce.js";
 import { sameDocument } from "../model/document.js";
 import { fromText, toText } from "../model/text.js";
+
+const MODES = { yaml: "yaml", json: { name: "javascript", json: true } };
+const GUTTER = "forge-errors";
+const LINE_CLASS = "forge-error-line";
 
 export class TextView {
   constructor({ root, area, error, store }) {
@@ -14,17 +28,20 @@ export class TextView {
     this.error = error;
     this.store = store;
     this.format = "yaml";
+    this.problem = null; // the TextError of the text as it stands, or null when it parses
+    this.stale = false; // the document changed elsewhere while the text was broken
+    this.marked = null; // the CodeMirror line handle carrying the error marker
+    this.filling = false;
     this.read = debounce(() => this.apply(), 400);
-    area.addEventListener("input", () => this.read());
-    area.addEventListener("keydown", (event) => {
-      if (event.key === "Tab") {
-        event.preventDefault();
-        area.setRangeText("  ", area.selectionStart, area.selectionEnd, "end");
-        this.read();
-      }
+    this.cm = createCodeEditor(area, () => {
+      if (!this.filling) this.read();
     });
     store.addEventListener("document", (event) => {
-      if (event.detail.reason !== "text" && this.visible) this.fill();
+      if (event.detail.reason === "text" || !this.visible) return;
+      if (this.problem) {
+        this.stale = true;
+        this.showError();
+      } else this.fill();
     });
   }
 
@@ -32,38 +49,166 @@ export class TextView {
     return !this.root.hidden;
   }
 
+  // The text as the author sees it.
+  get value() {
+    return this.cm ? this.cm.getValue() : this.area.value;
+  }
+
+  // Shows the document in `format`. Refused (false) when the text shown does not parse
+  // and would be rewritten: another format. The same format keeps the text as it is.
   show(format) {
     this.read.flush();
+    if (this.visible && format === this.format) return true;
+    if (this.visible && this.problem) {
+      this.refuse();
+      return false;
+    }
     this.format = format;
     this.root.hidden = false;
     this.root.dataset.format = format;
+    if (this.cm) this.cm.setOption("mode", MODES[format]);
     this.fill();
+    if (this.cm) this.cm.refresh();
+    return true;
+  }
+
+  // Whether the text may be hidden: only once it parses (its document is the store's).
+  leave() {
+    this.read.flush();
+    if (this.problem) {
+      this.refuse();
+      return false;
+    }
+    return true;
   }
 
   hide() {
-    this.read.flush();
+    if (!this.leave()) return false;
     this.root.hidden = true;
+    return true;
   }
 
+  refresh() {
+    if (this.cm && this.visible) this.cm.refresh();
+  }
+
+  focus() {
+    if (this.cm) this.cm.focus();
+    else this.area.focus();
+  }
+
+  // Rewrites the text from the document, keeping the cursor and scroll where they were.
   fill() {
-    this.area.value = toText(this.store.document, this.format);
-    this.showError(null);
+    const text = toText(this.store.document, this.format);
+    this.filling = true;
+    try {
+      if (this.cm) {
+        if (this.cm.getValue() !== text) {
+          const cursor = this.cm.getCursor();
+          const scroll = this.cm.getScrollInfo();
+          this.cm.setValue(text);
+          this.cm.clearHistory(); // undo in the text undoes typing, not the graph's edits
+          this.cm.setCursor(cursor);
+          this.cm.scrollTo(scroll.left, scroll.top);
+        }
+      } else this.area.value = text;
+    } finally {
+      this.filling = false;
+    }
+    this.problem = null;
+    this.stale = false;
+    this.showError();
   }
 
+  // Reads the text; returns whether it parses (the document is then the text's).
   apply() {
     let doc;
     try {
-      doc = fromText(this.area.value, this.format);
+      doc = fromText(this.value, this.format);
     } catch (problem) {
-      this.showError(problem.line ? `Line ${problem.line}: ${problem.message}` : problem.message);
-      return;
+      this.problem = problem;
+      this.showError();
+      return false;
     }
-    this.showError(null);
+    this.problem = null;
+    this.stale = false;
+    this.showError();
     if (!sameDocument(doc, this.store.document)) this.store.replace(doc, { key: "text", reason: "text" });
+    return true;
   }
 
-  showError(message) {
-    this.error.textContent = message || "";
-    this.error.hidden = !message;
+  // The author tried to leave broken text: it stays, and the error says what to do.
+  refuse() {
+    this.showError({ refused: true });
+    this.error.classList.remove("flash");
+    void this.error.offsetWidth; // restart the animation
+    this.error.classList.add("flash");
+    this.focus();
   }
+
+  showError({ refused = false } = {}) {
+    const problem = this.problem;
+    this.mark(problem && problem.line ? problem.line : null, problem ? problem.message : "");
+    if (!problem) {
+      this.error.textContent = "";
+      this.error.hidden = true;
+      return;
+    }
+    const where = problem.line ? `Line ${problem.line}: ` : "";
+    const parts = [`${where}${problem.message}`];
+    if (refused) parts.push("The text is kept as you typed it: fix it or undo it (Ctrl+Z) before leaving the text.");
+    if (this.stale) parts.push("The graph changed meanwhile; those changes are not in this text, and fixing the text replaces them (undo in the graph brings them back).");
+    this.error.textContent = parts.join(" ");
+    this.error.hidden = false;
+  }
+
+  // A marker in the gutter and a tinted line at `line` (1-based), or none.
+  mark(line, message) {
+    const cm = this.cm;
+    if (!cm) return;
+    cm.operation(() => {
+      if (this.marked) {
+        cm.removeLineClass(this.marked, "wrap", LINE_CLASS);
+        this.marked = null;
+      }
+      cm.clearGutter(GUTTER);
+      if (!line || line > cm.lineCount()) return;
+      const marker = document.createElement("span");
+      marker.className = "forge-error-marker";
+      marker.textContent = "●";
+      marker.title = message;
+      this.marked = cm.setGutterMarker(line - 1, GUTTER, marker);
+      cm.addLineClass(this.marked, "wrap", LINE_CLASS);
+    });
+  }
+}
+
+// CodeMirror over the textarea (which it keeps in step), or the bare textarea when the
+// vendored script did not load; onChange runs after every change of the text.
+function createCodeEditor(area, onChange) {
+  if (typeof window.CodeMirror !== "function") {
+    area.addEventListener("input", onChange);
+    return null;
+  }
+  const cm = window.CodeMirror.fromTextArea(area, {
+    mode: MODES.yaml,
+    lineNumbers: true,
+    gutters: [GUTTER, "CodeMirror-linenumbers"],
+    indentUnit: 2,
+    tabSize: 2,
+    indentWithTabs: false,
+    lineWrapping: false,
+    viewportMargin: 20,
+    screenReaderLabel: area.getAttribute("aria-label") || "Plan source",
+    extraKeys: {
+      Tab: (editor) => editor.replaceSelection("  "),
+      // The page's shortcuts (Escape clears the selection) still see Escape.
+      Esc: () => window.CodeMirror.Pass,
+    },
+  });
+  cm.on("changes", () => {
+    cm.save(); // the textarea holds the text too (forms, tests)
+    onChange();
+  });
+  return cm;
 }

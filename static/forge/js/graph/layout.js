@@ -7,6 +7,7 @@
 // layer or closes a cycle bends around the steps in its way instead of crossing them.
 import dagre from "../../../vendor/dagre/dagre.esm.js";
 import { layeredLayout } from "../model/layered.js";
+import { routeRows } from "../model/routes.js";
 
 export const DAGRE_LIMIT = 150;
 const NODE_SEP = 36;
@@ -14,9 +15,16 @@ const RANK_SEP = 64;
 const STRAIGHT = 6; // px: a route closer than this to the straight line is drawn straight
 
 // {positions: Map(id -> {x, y}), routes: Map(edgeKey -> [{x, y}, ...])}
+// Above DAGRE_LIMIT, model/routes.js routes the edges through the gaps of each row, so that
+// none crosses a step; those routes are drawn as straight segments (`segments`).
 export function computeLayout(nodes, edges) {
-  if (nodes.length <= DAGRE_LIMIT) return dagreLayout(nodes, edges);
-  return { positions: layeredLayout(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP }), routes: new Map() };
+  if (nodes.length <= DAGRE_LIMIT) return { ...dagreLayout(nodes, edges), kind: "curves" };
+  const positions = layeredLayout(nodes, edges, { nodeSep: NODE_SEP, rankSep: RANK_SEP });
+  const size = {
+    width: Math.max(1, ...nodes.map((node) => node.width || 1)),
+    height: Math.max(1, ...nodes.map((node) => node.height || 1)),
+  };
+  return { positions, routes: routeRows(positions, edges, size, edgeKey), kind: "segments" };
 }
 
 export function edgeKey(source, target) {
@@ -76,23 +84,87 @@ export function dataBow(source, target) {
   return [Number(clear.toFixed(1)), Number(clear.toFixed(1))];
 }
 
-// Lays out `cy` and resolves when the nodes have moved.
-export function runLayout(cy, { animate = false, fit = true, padding = 48 } = {}) {
+// A route as Cytoscape's segment points (straight lines through each point), relative to
+// the line between the node centres (the stylesheet's edge-distances: node-position).
+export function segmentPoints(points, source, target) {
+  const dx = target.x - source.x;
+  const dy = target.y - source.y;
+  const length = Math.hypot(dx, dy) || 1;
+  const dir = { x: dx / length, y: dy / length };
+  const normal = { x: -dir.y, y: dir.x };
+  const inner = points.map((p) => {
+    const vx = p.x - source.x;
+    const vy = p.y - source.y;
+    return { weight: (vx * dir.x + vy * dir.y) / length, distance: vx * normal.x + vy * normal.y };
+  });
+  return {
+    distances: inner.map((c) => Number(c.distance.toFixed(1))),
+    weights: inner.map((c) => Number(c.weight.toFixed(4))),
+  };
+}
+
+// The positions of the steps placed by hand, keyed by node id, for the store's layout.
+export function placedPositions(cy) {
+  const out = {};
+  cy.nodes("[base][kind = 'step']").forEach((node) => {
+    const p = node.position();
+    out[node.id()] = [Number(p.x.toFixed(1)), Number(p.y.toFixed(1))];
+  });
+  return out;
+}
+
+// Steps placed by hand keep their place; one that has none (added since) goes below a
+// placed step it depends on, else where the automatic layout puts it.
+function applyPinned(cy, positions, pinned) {
+  const height = Math.max(NODE_HEIGHT_FALLBACK, ...cy.nodes("[base]").map((node) => node.height()));
+  const placed = new Map();
+  for (const [id, point] of Object.entries(pinned)) {
+    if (positions.has(id)) placed.set(id, { x: point[0], y: point[1] });
+  }
+  const taken = new Set([...placed.values()].map((p) => `${Math.round(p.x)},${Math.round(p.y)}`));
+  cy.nodes("[base]").forEach((node) => {
+    if (placed.has(node.id())) return;
+    const anchor = node
+      .incomers("node")
+      .map((dep) => placed.get(dep.id()))
+      .find(Boolean);
+    let point = anchor ? { x: anchor.x, y: anchor.y + height + RANK_SEP } : positions.get(node.id());
+    while (taken.has(`${Math.round(point.x)},${Math.round(point.y)}`)) point = { x: point.x + NODE_SEP * 2, y: point.y };
+    taken.add(`${Math.round(point.x)},${Math.round(point.y)}`);
+    placed.set(node.id(), point);
+  });
+  return placed;
+}
+
+const NODE_HEIGHT_FALLBACK = 40;
+
+// Lays out `cy` and resolves when the nodes have moved. `pinned` ({nodeId: [x, y]}, the
+// store's layout) keeps the steps placed by hand where they are.
+export function runLayout(cy, { animate = false, fit = true, padding = 48, pinned = null } = {}) {
   // Only the plan's own elements: not edgehandles' temporary preview. Dependencies alone
   // set the layers: data edges (model/elements.js) follow them and bow aside.
   const nodes = cy.nodes("[base]").map((node) => ({ id: node.id(), width: node.width(), height: node.height() }));
   const dependencies = cy.edges("[base]").filter((edge) => edge.data("kind") !== "data");
   const edges = dependencies.map((edge) => ({ source: edge.source().id(), target: edge.target().id() }));
-  const { positions, routes } = computeLayout(nodes, edges);
+  const computed = computeLayout(nodes, edges);
+  const byHand = Boolean(pinned && Object.keys(pinned).length);
+  const positions = byHand ? applyPinned(cy, computed.positions, pinned) : computed.positions;
+  // Routes fit the automatic layout only: steps placed by hand get plain curves.
+  const routes = byHand ? new Map() : computed.routes;
   cy.batch(() => {
     dependencies.forEach((edge) => {
       const source = edge.source().id();
       const target = edge.target().id();
       const route = routes.get(edgeKey(source, target));
-      const points = route && controlPoints(route, positions.get(source), positions.get(target));
+      const from = positions.get(source);
+      const to = positions.get(target);
       // Data, not a class: painting diagnostics resets classes.
+      const points = route && computed.kind === "curves" ? controlPoints(route, from, to) : null;
       if (points) edge.data({ cpd: points.distances, cpw: points.weights });
       else if (edge.data("cpd")) edge.removeData("cpd cpw");
+      const segments = route && computed.kind === "segments" ? segmentPoints(route, from, to) : null;
+      if (segments) edge.data({ segd: segments.distances, segw: segments.weights });
+      else if (edge.data("segd")) edge.removeData("segd segw");
     });
     cy.edges("[base][kind = 'data']").forEach((edge) => {
       const bow = dataBow(positions.get(edge.source().id()), positions.get(edge.target().id()));

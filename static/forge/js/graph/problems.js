@@ -20,7 +20,7 @@ export class ProblemsPanel {
     });
   }
 
-  // diagnostics: [{code, severity, message, nodes, edges}]; located: element ids of each.
+  // diagnostics: [{code, severity, message, nodes, edges, hint?}] (a hint says how to fix it); located: element ids of each.
   show(diagnostics, located = []) {
     this.items = diagnostics.map((diagnostic, index) => ({ diagnostic, ids: located[index] || [] }));
     if (!diagnostics.length) {
@@ -46,6 +46,7 @@ export class ProblemsPanel {
           h("span", { class: `severity ${diagnostic.severity}` }, SEVERITY_LABELS[diagnostic.severity] || diagnostic.severity),
           h("code", { class: "code" }, diagnostic.code),
           h("span", { class: "problem-message" }, diagnostic.message),
+          diagnostic.hint ? h("span", { class: "problem-hint" }, diagnostic.hint) : null,
         ),
       ),
     );

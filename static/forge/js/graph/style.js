@@ -81,15 +81,17 @@ export const STYLE = [
     selector: "node.bad-deliverable",
     style: { "border-style": "double", "border-width": 6, "border-color": COLOURS.error },
   },
+  // A missing step (a dependency or deliverable that names no step) is no step at all: a
+  // hollow grey dashed outline with its name in italics, whatever the diagnostics paint on
+  // it (so after them). A real step with an error is filled and outlined in red.
   {
     selector: "node.ghost",
     style: {
-      "background-color": "#ffffff",
-      "background-opacity": 0.7,
+      "background-opacity": 0,
       "border-style": "dashed",
       "border-width": 2,
-      "border-color": COLOURS.error,
-      color: COLOURS.error,
+      "border-color": COLOURS.muted,
+      color: COLOURS.muted,
       "font-style": "italic",
       width: NODE_WIDTH - 40,
       height: NODE_HEIGHT - 20,
@@ -114,6 +116,17 @@ export const STYLE = [
       "control-point-distances": "data(cpd)",
       "control-point-weights": "data(cpw)",
       "edge-distances": "intersection",
+    },
+  },
+  // A large plan's routes (model/routes.js): straight segments through the gaps between
+  // steps, so that no edge crosses one.
+  {
+    selector: "edge[segd]",
+    style: {
+      "curve-style": "segments",
+      "segment-distances": "data(segd)",
+      "segment-weights": "data(segw)",
+      "edge-distances": "node-position",
     },
   },
   // Data between steps: dashed, in the changed-violet, labelled with the paths it takes,
@@ -240,6 +253,32 @@ export const STYLE = [
     style: { width: 1, height: 1, opacity: 0, label: "" },
   },
   { selector: ".eh-ghost-edge.eh-preview-active", style: { opacity: 0 } },
+  // Milestones (graph/milestones.js): a band behind each one's steps, titled at its top.
+  {
+    selector: "node.milestone-band",
+    style: {
+      shape: "round-rectangle",
+      width: "data(w)",
+      height: "data(h)",
+      "background-color": "#eef2fb",
+      "background-opacity": 0.55,
+      "border-width": 1,
+      "border-style": "dashed",
+      "border-color": "#9aa8c7",
+      label: "data(label)",
+      "text-valign": "top",
+      "text-halign": "center",
+      "text-margin-y": 17,
+      "text-wrap": "none",
+      "font-size": 11,
+      "font-weight": 600,
+      color: "#4a5775",
+      "z-index-compare": "manual",
+      "z-index": 0,
+      events: "no",
+    },
+  },
+  { selector: "node.milestone-band.review", style: { "border-color": "#b7791f", "border-width": 1.5 } },
 ];
 
 // Above this many nodes the graph is drawn for speed: straight edges, and labels only
@@ -249,4 +288,5 @@ export const LARGE_GRAPH = 400;
 export const LARGE_STYLE = [
   { selector: "node", style: { "min-zoomed-font-size": 9 } },
   { selector: "edge", style: { "curve-style": "straight", "arrow-scale": 0.7 } },
+  { selector: "edge[segd]", style: { "curve-style": "segments" } },
 ];

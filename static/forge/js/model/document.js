@@ -145,7 +145,7 @@ export function setDeliverable(doc, id) {
   return orderPlanFields(next);
 }
 
-// Plan-level fields (goal, risk_level, requires_approval_before, budget, max_replans).
+// Plan-level fields (goal, risk_level, requires_approval_before, budget, max_replans, replan).
 export function updatePlan(doc, patch) {
   const next = { ...doc };
   for (const [key, value] of Object.entries(patch)) {
@@ -182,7 +182,7 @@ function orderFields(step) {
 
 const PLAN_FIELDS = [
   "schema", "goal", "deliverable", "risk_level", "requires_approval_before", "budget",
-  "max_replans", "steps",
+  "max_replans", "replan", "steps",
 ];
 
 function orderPlanFields(doc) {

@@ -11,7 +11,8 @@
 //      starting from depth-first order (related steps start close);
 //   4. place each rank with isotonic regression (pool adjacent violators): every node
 //      as close as possible to the mean x of its neighbours, in order, never overlapping.
-// No dummy nodes: a long edge may cross a node, which is the price of linear time.
+// No dummy nodes: model/routes.js then bends each long edge through the gaps of the rows
+// it passes, so that no edge crosses a step.
 
 export function layeredLayout(nodes, edges, options = {}) {
   const nodeSep = options.nodeSep ?? 40;

@@ -4,8 +4,9 @@
 // severity's colour (the stylesheet orders them). Per code:
 //   cycle                    the cycle's nodes and edges ("cycle")
 //   missing_dependency       the dangling edge and its ghost node, and the step
-//   duplicate_id, unknown_tool, tool_unavailable, unauthorized_tool, invalid_args,
-//   invalid_check            a badge on the step naming the problem
+//   duplicate_id, unknown_tool, agent_without_tools, tool_unavailable,
+//   unauthorized_tool, invalid_args, invalid_check
+//                            a badge on the step naming the problem
 //   nonterminal_deliverable  the deliverable ("bad-deliverable") and its outgoing edges;
 //                            the steps that depend on it are only named
 //   missing_deliverable      the ghost deliverable, or the terminal steps to choose from
@@ -18,6 +19,7 @@ import { dataEdgeId, edgeId, elementForStep } from "./elements.js";
 export const BADGES = {
   duplicate_id: "duplicate id",
   unknown_tool: "unknown tool",
+  agent_without_tools: "choose tools",
   tool_unavailable: "server down",
   unauthorized_tool: "not allowed",
   invalid_args: "invalid args",

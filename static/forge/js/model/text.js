@@ -48,5 +48,13 @@ function lineOf(error, text) {
   const match = /position (\d+)/.exec(error.message || "");
   if (match) return text.slice(0, Number(match[1])).split("\n").length;
   const lineMatch = /line (\d+)/.exec(error.message || "");
-  return lineMatch ? Number(lineMatch[1]) : null;
+  if (lineMatch) return Number(lineMatch[1]);
+  // Some JSON.parse messages name no position ("Unexpected token '}', ... is not valid
+  // JSON"): js-yaml reads JSON too, and its error has a mark.
+  try {
+    load(text);
+  } catch (yamlError) {
+    if (yamlError.mark && Number.isInteger(yamlError.mark.line)) return yamlError.mark.line + 1;
+  }
+  return null;
 }

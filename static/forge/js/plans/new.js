@@ -1,13 +1,13 @@
 // The new-plan page: import a file (chosen or dropped), pasted text or an example, or
 // start blank. The text is checked as it changes (POST /api/v1/compile with the source
 // and format, so the server's own parsers and limits apply) and the plan is created with
-// POST /api/v1/plans; then the editor opens on it.
+// POST /api/v1/plans; then the editor opens on it. A blank plan is not created here: the
+// editor opens on it unsaved (/plans/draw/) and stores it once it has a step.
 import { Api, ApiError } from "../common/api.js";
 import { debounce } from "../common/debounce.js";
 import { readInitialData } from "../common/initial-data.js";
 import { ProblemsPanel } from "../graph/problems.js";
 import { counts } from "../model/paint.js";
-import { emptyDocument } from "../model/document.js";
 import { fromText } from "../model/text.js";
 
 const $ = (id) => document.getElementById(id);
@@ -123,8 +123,11 @@ form.addEventListener("submit", async (event) => {
   const button = $("create-button");
   let body;
   if (mode === "blank") {
+    // Nothing is stored yet: the editor saves the plan once it has a step.
     const goal = $("plan-goal").value.trim();
-    body = { name: name.value.trim() || goal || "Untitled plan", document: emptyDocument(goal), submit: false };
+    const query = new URLSearchParams({ name: name.value.trim() || goal || "Untitled plan", goal });
+    window.location.assign(`${data.draw}?${query}`);
+    return;
   } else {
     if (!source.value.trim()) {
       createError.textContent = "Paste a plan, choose a file or an example first, or start blank.";

@@ -2,6 +2,7 @@
 // the review form. Test hook: window.forge.graph = {cy, ready}.
 import { readInitialData } from "../common/initial-data.js";
 import { focusElements } from "../graph/focus.js";
+import { drawMilestones } from "../graph/milestones.js";
 import { ProblemsPanel } from "../graph/problems.js";
 import { applyDiagnostics, syncElements } from "../graph/render.js";
 import { createViewer } from "../graph/viewer.js";
@@ -19,6 +20,9 @@ const problems = new ProblemsPanel(document.getElementById("problems"), {
 });
 syncElements(cy, version.document);
 problems.show(version.diagnostics, applyDiagnostics(cy, version.diagnostics));
-const ready = layout().then(() => window.forge.graph);
+const ready = layout().then(() => {
+  drawMilestones(cy, version.document);
+  return window.forge.graph;
+});
 window.forge = Object.assign(window.forge || {}, { graph: { cy, ready } });
 bindReview(document.getElementById("review-form"), { api: data.api, planId: data.plan.id, number: version.number });

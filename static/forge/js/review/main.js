@@ -30,7 +30,8 @@ function itemLeft(item, decision) {
   const section = item.closest(".review-section");
   item.remove();
   decided.push({ key: item.dataset.key, decision });
-  toast(`${decision === "approve" ? "Approved" : "Rejected"} ${label}.`, { kind: decision === "approve" ? "success" : "info" });
+  const done = { approve: "Approved", review: "Reviewed" }[decision] || "Rejected";
+  toast(`${done} ${label}.`, { kind: decision === "reject" ? "info" : "success" });
   document.querySelectorAll(`[data-count-for=${kind}]`).forEach((element) => adjustCount(element, -1));
   const badge = document.getElementById("review-count");
   if (badge && adjustCount(badge, -1) === 0) badge.hidden = true;

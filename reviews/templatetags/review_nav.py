@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from runs.review import waiting_count
+from reviews.queue import waiting_count
 
 register = template.Library()
 

@@ -27,7 +27,9 @@ from forge.plan.references import scan
 from forge.runtime.calls import UnresolvedCall, resolve_args
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
-from plans.models import Approval, PlanVersion, VersionStatus
+from plans.impact import impact_changes, impact_view, version_impact
+from plans.models import Approval, PlannerProposal, PlanVersion, VersionStatus
+from plans.views import proposal_view
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
 
@@ -94,6 +96,9 @@ class Queue:
     # Versions the user wrote that wait for another approver: shown, not offered.
     own_versions: int
     own_steps: int
+    # Milestones of live runs that wait for a person's review (runs.services
+    # .review_milestone), offered to step approvers who did not write the version.
+    milestones: tuple[dict[str, Any], ...] = ()
 
 
 def queue_for(user: Any, limit: int = QUEUE_LIMIT) -> Queue:
@@ -115,7 +120,9 @@ def queue_for(user: Any, limit: int = QUEUE_LIMIT) -> Queue:
             plan_version=F("run__version__number"),
             run__version__author_id=user.pk,
         ).count()
+    milestones = tuple(_waiting_milestones(user, limit)) if can_steps else ()
     return Queue(
+        milestones=milestones,
         versions=versions,
         versions_total=versions_total,
         steps=steps,
@@ -179,12 +186,16 @@ def _runs_needing_replan(plan_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
     runs: dict[int, list[dict[str, Any]]] = {}
     if not plan_ids:
         return runs
-    for run_id, plan_id, number, failed in (
+    for run_id, plan_id, number, failed, document in (
         Run.objects.filter(plan_id__in=plan_ids, status="needs_replan")
         .order_by("pk")
-        .values_list("pk", "plan_id", "version__number", "failed_step")
+        .values_list("pk", "plan_id", "version__number", "failed_step", "version__document")
     ):
-        runs.setdefault(plan_id, []).append({"id": run_id, "version": number, "failed": failed})
+        runs.setdefault(plan_id, []).append({
+            "id": run_id, "version": number, "failed": failed,
+            # replan: auto: the run resumes by itself once a person approves its replan
+            "auto": isinstance(document, dict) and document.get("replan") == "auto",
+        })  # fmt: skip
     return runs
 
 
@@ -216,6 +227,8 @@ def _version_item(
         "pauses": [_pause(item) for item in diagnostics if item.get("code") == "approval_required"],
         "warnings": [item for item in diagnostics if item.get("severity") == "warning"],
         "budget": budget_estimate(document),
+        "impact": impact_view(version_impact(version)),
+        "impact_changes": impact_changes(base, version) if base is not None else [],
         "baseline": base.number if base is not None else None,
         "diff": diff,
         "changes": _change_lines(diff) if diff is not None else [],
@@ -318,6 +331,55 @@ def _change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
     lines += [{"kind": "removed", "title": f"{dep}{_ARROW}{step}", "detail": "dependency removed",
                "steps": [dep, step]} for dep, step in diff["removed_edges"]]  # fmt: skip
     return lines
+
+
+def _waiting_milestones(user: Any, limit: int) -> list[dict[str, Any]]:
+    """Reached milestones of live runs that no one has reviewed since (and that no
+    resume has superseded), with the facts of their steps, oldest first."""
+    reached = (
+        RunEvent.objects.filter(
+            run__status__in=LIVE_RUN_STATUSES, event_type=EventType.MILESTONE_REACHED
+        )
+        .exclude(run__version__author_id=user.pk)
+        .select_related("run", "run__plan", "run__version")
+        .order_by("created_at", "pk")
+    )
+    items: list[dict[str, Any]] = []
+    for event in reached[: limit * 4]:
+        facts = event.facts if isinstance(event.facts, dict) else {}
+        milestone = str(facts.get("milestone", ""))
+        later = RunEvent.objects.filter(
+            run_id=event.run_id,
+            seq__gt=event.seq,
+            event_type__in=(EventType.MILESTONE_REVIEWED, EventType.RUN_RESUMED),
+        ).values_list("event_type", "facts")
+        if any(kind == EventType.RUN_RESUMED or (f or {}).get("milestone") == milestone
+               for kind, f in later):  # fmt: skip
+            continue
+        run = event.run
+        steps = [str(step) for step in facts.get("steps", [])]
+        outputs = dict(
+            StepRun.objects.filter(
+                run=run, plan_version=event.plan_version, step_id__in=steps
+            ).values_list("step_id", "output")
+        )
+        items.append(
+            {
+                "key": f"milestone-{run.pk}-{milestone}",
+                "run": {"id": run.pk, "status": run.status},
+                "plan": {"id": run.plan_id, "name": run.plan.name},
+                "version": event.plan_version,
+                "milestone": milestone,
+                "title": facts.get("title") or milestone,
+                "reached_at": event.created_at,
+                "facts": [
+                    {"step": step, "output": _pretty(outputs.get(step))} for step in steps
+                ],
+            }
+        )
+        if len(items) >= limit:
+            break
+    return items
 
 
 def _waiting_steps(user: Any, limit: int) -> tuple[list[dict[str, Any]], int]:
@@ -473,6 +535,7 @@ def replan_story(run: Run) -> dict[str, Any]:
             current = event.plan_version
     for index, replan in enumerate(replans, start=1):
         replan["index"] = index
+    _attach_proposals(run, replans)
     pending = run.status == "needs_replan" and bool(replans) and replans[-1]["to"] is None
     newer = []
     if pending:
@@ -491,6 +554,29 @@ def replan_story(run: Run) -> dict[str, Any]:
         "pending": pending,
         "newer": newer,
     }
+
+
+def _attach_proposals(run: Run, replans: list[dict[str, Any]]) -> None:
+    """Each replan's planner transcripts (``replan: auto``): the proposals noted on the
+    run after its failure and before the next one."""
+    notes = RunEvent.objects.filter(
+        run=run,
+        event_type__in=(EventType.RUN_REPLAN_PROPOSED, EventType.RUN_REPLAN_FAILED),
+    ).order_by("seq")
+    by_id = {
+        row.pk: row
+        for row in PlannerProposal.objects.filter(run_id=run.pk).select_related(
+            "requested_by", "version"
+        )
+    }
+    for replan in replans:
+        replan["proposals"] = []
+    for note in notes:
+        facts = note.facts if isinstance(note.facts, dict) else {}
+        row = by_id.get(facts.get("proposal"))  # type: ignore[arg-type]
+        owner = next((r for r in reversed(replans) if r["seq"] < note.seq), None)
+        if row is not None and owner is not None:
+            owner["proposals"].append(proposal_view(row))
 
 
 def _version_summary(version: PlanVersion, *, with_document: bool = False) -> dict[str, Any]:

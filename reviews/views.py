@@ -1,7 +1,7 @@
 """The review pages: the approval queue (``/review/``) and a run's replan view
 (``/runs/<id>/replans/``).
 
-Like the other pages they read (``runs.review``) and render; decisions go from the
+Like the other pages they read (``reviews.queue``) and render; decisions go from the
 browser through the API (``POST .../approve|reject`` with a comment), which checks again
 who may decide. The pages hand their scripts the documents and diffs the graphs need
 through ``json_script``; every word of a plan reaches the page through the template's
@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
 from plans.views import STATUS_LABELS
-from runs import review
+from reviews import queue as review
 from runs.models import Run
 from runs.views import MAX_ID, RUN_STATUS_LABELS
 
@@ -52,7 +52,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     page_data = {"api": reverse("api:api-root"), "graphs": graphs}
     context = {
         "queue": found,
-        "total": len(found.versions) + len(found.steps),
+        "total": len(found.versions) + len(found.steps) + len(found.milestones),
         "page_data": page_data,
         "run_labels": RUN_STATUS_LABELS,
     }
@@ -82,7 +82,10 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": {"id": run.pk, "status": run.status, "plan": run.plan_id},
         "documents": {str(number): version["document"] for number, version in versions.items()},
         # "kept" repeats "outputs" for the template; the script reads "outputs".
-        "replans": [{k: v for k, v in replan.items() if k != "kept"} for replan in replan_list],
+        "replans": [
+            {k: v for k, v in replan.items() if k not in ("kept", "proposals")}
+            for replan in replan_list
+        ],
         "statuses": story["statuses"],
         "selected": selected,
         "urls": {"run": reverse("runs:detail", kwargs={"run_id": run.pk})},
@@ -99,7 +102,7 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
     }
     for version in story["versions"]:
         version.pop("document", None)  # in page_data once; the template needs no copy
-    return render(request, "runs/replans.html", context)
+    return render(request, "review/replans.html", context)
 
 
 def _selected(value: str | None, count: int) -> int:

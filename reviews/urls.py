@@ -1,0 +1,13 @@
+"""The review pages, namespace ``review``: the approval queue at ``/review/`` and a run's
+replan view, which keeps its address beside the run (``/runs/<id>/replans/``)."""
+
+from django.urls import path
+
+from reviews import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("review/", views.queue, name="queue"),
+    path("runs/<int:run_id>/replans/", views.replans, name="replans"),
+]
