@@ -46,7 +46,11 @@ def agree(data: Any, limits: ImportLimits = DEFAULT) -> str:
 PLANS = sorted(
     path
     for path in EXAMPLES.rglob("*")
-    if path.suffix in {".yaml", ".json"} and "steps" in path.read_text()
+    # plan documents; not the suites and answers of examples/eval, replies or servers
+    if path.suffix in {".yaml", ".json"}
+    and path.parent.name != "eval"
+    and "goal" in path.read_text()
+    and "steps" in path.read_text()
 )
 
 
