@@ -50,7 +50,7 @@ def impact_of_steps(*steps, **fields) -> Impact:
 
 
 def test_the_seed_003_example_reads_two_scopes_and_waits_for_nobody_but_the_approver():
-    data = json.loads((EXAMPLES / "seed-003-supplier-risk.json").read_text())
+    data = json.loads((EXAMPLES / "agent-step-in-chinese.json").read_text())
 
     result = compile_data(data, DEFAULT_POLICY)
     impact = result.impact
