@@ -20,7 +20,7 @@ from .conftest import shoot
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SEED_003 = json.loads(
-    (Path(__file__).resolve().parents[2] / "examples" / "seed-003-supplier-risk.json").read_text()
+    (Path(__file__).resolve().parents[2] / "examples" / "agent-step-in-chinese.json").read_text()
 )
 LEDGER = {
     "goal": "Close the rent account in the ledger",
