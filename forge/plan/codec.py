@@ -3,8 +3,9 @@
 Reading is strict: an unknown field, a wrong type or an invalid id is refused with the
 path of the offending value, so nothing a user wrote is silently dropped. Data is first
 read the fast way (``forge.plan.typed``: msgspec checks types in C); what it cannot
-vouch for, every refusal among it, is read here by hand, which says what is wrong. Writing omits
-fields that hold their defaults, except ``depends_on``, which every step states.
+vouch for, every refusal among it, is read here by hand, which says what is wrong.
+Writing omits fields that hold their defaults, except ``depends_on``, which every step
+states.
 """
 
 from __future__ import annotations

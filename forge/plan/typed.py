@@ -30,7 +30,9 @@ from forge.plan.document import (
     Budget,
     DoneWhen,
     Estimate,
+    Milestone,
     PlanDocument,
+    ReplanMode,
     RiskLevel,
     Step,
 )
@@ -75,6 +77,13 @@ class _Step(msgspec.Struct, forbid_unknown_fields=True):
     estimate: _Estimate | None = None
 
 
+class _Milestone(msgspec.Struct, forbid_unknown_fields=True):
+    id: _Id
+    title: str = ""
+    steps: list[_Id] | None = None
+    review: bool = False
+
+
 class _Plan(msgspec.Struct, forbid_unknown_fields=True):
     goal: str
     schema: str = SCHEMA
@@ -83,7 +92,9 @@ class _Plan(msgspec.Struct, forbid_unknown_fields=True):
     requires_approval_before: list[str] = []
     budget: _Budget | None = None
     max_replans: _Count = 3
+    replan: ReplanMode = "manual"
     steps: list[_Step] = []
+    milestones: list[_Milestone] | None = None
 
 
 class _Unsure(Exception):
@@ -116,6 +127,11 @@ def _check_shape(plan: dict[str, Any], limits: ImportLimits) -> None:
         nodes += 2 * len(budget)
         if not _finite(budget.get("max_cost")):
             raise _Unsure
+    milestones = plan.get("milestones")
+    if milestones is not None:
+        nodes += _list_length(milestones)
+        for milestone in milestones:
+            nodes += 2 * len(milestone) + _list_length(milestone.get("steps"))
     steps = plan.get("steps")
     if steps is not None:
         nodes += _list_length(steps)
@@ -185,7 +201,19 @@ def _document(plan: _Plan) -> PlanDocument:
         if budget is None
         else Budget(budget.max_steps, budget.max_tokens, budget.max_cost),
         max_replans=plan.max_replans,
+        replan=plan.replan,
         steps=tuple(map(_step, plan.steps)),
+        milestones=()
+        if plan.milestones is None
+        else tuple(
+            Milestone(
+                id=milestone.id,
+                title=milestone.title,
+                steps=() if milestone.steps is None else tuple(milestone.steps),
+                review=milestone.review,
+            )
+            for milestone in plan.milestones
+        ),
     )
 
 

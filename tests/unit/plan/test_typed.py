@@ -102,7 +102,12 @@ PLAN = {
     "requires_approval_before": ["s1"],
     "budget": {"max_steps": 3, "max_tokens": 100, "max_cost": 2.5},
     "max_replans": 2,
+    "replan": "auto",
     "steps": [{"id": "s0", "done_when": "a text"}, STEP],
+    "milestones": [
+        {"id": "m1", "title": "First", "steps": ["s0"], "review": True},
+        {"id": "m2", "steps": ["s1"]},
+    ],
 }
 PATHS = [
     *[(key,) for key in PLAN],
@@ -110,6 +115,9 @@ PATHS = [
     *[("steps", 1, key) for key in STEP],
     *[("steps", 1, "done_when", key) for key in STEP["done_when"]],
     *[("steps", 1, "estimate", key) for key in STEP["estimate"]],
+    *[("milestones", 0, key) for key in PLAN["milestones"][0]],
+    ("milestones", 0, "steps", 0),
+    ("milestones", 1),
     ("steps", 1, "args", "deep", "list"),
     ("steps", 0),
     ("steps", 1, "depends_on", 0),
