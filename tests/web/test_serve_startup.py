@@ -116,3 +116,18 @@ def test_mcp_that_cannot_start_is_503_naming_why_and_the_server_keeps_serving(mo
     assert said == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert status == 503
     assert b"The MCP endpoint could not start (ImportError: no MCP SDK here)" in body
+
+
+def test_the_site_loads_without_the_mcp_sdk():
+    """The SDK is imported after the server answers (forge_web.mcp_startup), not by the
+    ASGI application's module: it was about half of the web process's start-up."""
+    probe = (
+        "import os, sys; os.environ['DJANGO_SETTINGS_MODULE'] = 'forge_web.settings'; "
+        "import forge_web.asgi; "
+        "print(sorted(m for m in sys.modules "
+        "if m == 'mcp' or m.startswith(('mcp.', 'forge_web.mcp'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip().splitlines()[-1] == "['forge_web.mcp_startup']"
