@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent
-from runs import review, services
+from reviews import queue as review
+from runs import services
 from runs.models import Run
 
 from .runs_helpers import approved_version, drain
