@@ -23,8 +23,9 @@ ROLES: tuple[str, ...] = (VIEWER, AUTHOR, APPROVER, OPERATOR, ADMIN, AUDITOR)
 
 DESCRIPTIONS: dict[str, str] = {
     VIEWER: "read plans, runs, tools, metrics and the audit trail",
-    AUTHOR: "create plans and edit them into new versions",
-    APPROVER: "approve or reject plan versions and paused steps (never their own)",
+    AUTHOR: "create plans and edit them into new versions; comment in review threads",
+    APPROVER: "approve, reject or request changes of plan versions and approve paused steps "
+    "(never their own); comment in review threads",
     OPERATOR: "start, cancel and resume runs, reconcile interrupted steps, walk the audit chain",
     ADMIN: "manage tools, policy and users; holds every other role",
     AUDITOR: "read the audit trail (plan arguments hidden), walk the chain, read metrics",
@@ -37,14 +38,24 @@ PERMISSIONS: dict[str, frozenset[str]] = {
         {"plan.view", "run.view", "tool.view", "metrics.view", "audit.view", "evaluation.view"}
     ),
     # evaluation.upload: storing a planner's evaluation report (forge eval --report-to)
-    AUTHOR: frozenset({"plan.create", "plan.edit", "plan.compile", "evaluation.upload"}),
-    APPROVER: frozenset({"plan.approve", "step.approve"}),
+    # review.comment: review threads on plan versions (open, reply, resolve, reopen)
+    AUTHOR: frozenset(
+        {"plan.create", "plan.edit", "plan.compile", "evaluation.upload", "review.comment"}
+    ),
+    APPROVER: frozenset({"plan.approve", "step.approve", "review.comment"}),
     # audit.verify: a full walk reads every row (seconds for a million), so not everyone.
     OPERATOR: frozenset(
-        {"run.start", "run.cancel", "run.resume", "run.reconcile", "audit.verify",
-         "evaluation.upload"}
+        {
+            "run.start",
+            "run.cancel",
+            "run.resume",
+            "run.reconcile",
+            "audit.verify",
+            "evaluation.upload",
+        }
     ),  # fmt: skip
-    ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage"}),
+    # notification.manage: the webhooks and their delivery log (reviews.webhooks)
+    ADMIN: frozenset({"tool.manage", "policy.manage", "user.manage", "notification.manage"}),
     # Not plan.view: whoever may read plans may read their arguments (audit.visibility).
     AUDITOR: frozenset({"audit.view", "audit.verify", "metrics.view"}),
 }

@@ -41,6 +41,8 @@ from forge.runtime import TransitionRefused
 from forge.runtime.gate import GateRefused
 from plans.api import router as plans_router
 from plans.errors import UnknownVersion, VersionConflict
+from reviews.api import router as reviews_router
+from reviews.inbox_api import router as inbox_router
 from runs.api import router as runs_router
 from runs.metrics_api import router as metrics_router
 from runs.services import NotRunnable
@@ -66,8 +68,10 @@ api.add_router("", accounts_router)  # /me, /tokens
 api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
 api.add_router("", plans_router)  # /plans..., /compile, /tools
 api.add_router("", runs_router)  # /runs...
+api.add_router("", reviews_router)  # /versions/{id}/threads, /threads..., request-changes
 api.add_router("", metrics_router)  # /metrics
 api.add_router("", evaluations_router)  # /evaluations
+api.add_router("", inbox_router)  # /me/inbox, /me/home, /me/notifications, /webhooks
 
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.

@@ -25,7 +25,8 @@ http_app = BodyLimit(
 
 from accounts.websockets import WebsocketAuthStack  # noqa: E402
 from forge_web.mcp_startup import DeferredMcp  # noqa: E402
-from runs.routing import websocket_urlpatterns  # noqa: E402
+from reviews.routing import websocket_urlpatterns as review_routes  # noqa: E402
+from runs.routing import websocket_urlpatterns as run_routes  # noqa: E402
 
 # Agents' MCP tools; their calls go into Django as API requests with the agent's token.
 # The MCP SDK is imported after the server answers, not before (forge_web.mcp_startup).
@@ -37,7 +38,7 @@ application = ProtocolTypeRouter(
         "lifespan": mcp_endpoint.lifespan_app(),
         # A bearer token or the session, and only from this site's origins (ALLOWED_HOSTS).
         "websocket": AllowedHostsOriginValidator(
-            WebsocketAuthStack(URLRouter(websocket_urlpatterns))
+            WebsocketAuthStack(URLRouter([*run_routes, *review_routes]))
         ),
     }
 )

@@ -1,4 +1,6 @@
-"""The home page, and the JSON 404 for paths under /api/ that name no operation."""
+"""The home page (what needs the signed-in person: ``reviews.inbox.home_for``, the same
+data as ``GET /api/v1/me/home``), and the JSON 404 for paths under /api/ that name no
+operation."""
 
 from __future__ import annotations
 
@@ -7,9 +9,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
+from reviews.inbox import home_for, unread_count
+
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html")
+    user = request.user
+    sections = home_for(user)
+    context = {
+        "sections": sections,
+        "unread": unread_count(user),
+        "needs_you": sum(s.count for s in sections if s.name in ("reviews", "steps", "failed")),
+    }
+    return render(request, "home.html", context)
 
 
 @csrf_exempt

@@ -39,6 +39,9 @@ class VersionStatus(models.TextChoices):
     AWAITING_APPROVAL = "awaiting_approval"
     APPROVED = "approved"
     REJECTED = "rejected"
+    # A reviewer asked the author for changes: like a rejection it cannot run, and the
+    # author answers with a new version (the review threads say what to change).
+    CHANGES_REQUESTED = "changes_requested"
 
 
 REVIEW_FIELDS = frozenset({"status", "submitted"})
@@ -100,6 +103,7 @@ class PlanVersion(models.Model):
 class Decision(models.TextChoices):
     APPROVED = "approved"
     REJECTED = "rejected"
+    CHANGES_REQUESTED = "changes_requested"
 
 
 class Approval(models.Model):
@@ -120,7 +124,7 @@ class Approval(models.Model):
         blank=True,
     )
     by_policy = models.BooleanField(default=False)
-    decision = models.CharField(max_length=10, choices=Decision.choices)
+    decision = models.CharField(max_length=20, choices=Decision.choices)
     comment = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)  # what was approved
     signature = models.CharField(max_length=64, blank=True)  # plans.gate, for approvals

@@ -68,7 +68,9 @@ def _examples(*examples: dict[str, Any]) -> Any:
     return {"json_schema_extra": {"examples": list(examples)}}
 
 
-Status = Literal["draft", "has_errors", "awaiting_approval", "approved", "rejected"]
+Status = Literal[
+    "draft", "has_errors", "awaiting_approval", "approved", "rejected", "changes_requested"
+]
 ImportFormat = Literal["json", "yaml", "mermaid"]
 
 
@@ -190,7 +192,7 @@ class ApprovalOut(Schema):
     id: int
     reviewer: str = Field(description="who decided: a username, or 'policy'")
     by_policy: bool = Field(description="approved by the deployment policy (a read-only replan)")
-    decision: Literal["approved", "rejected"]
+    decision: Literal["approved", "rejected", "changes_requested"]
     comment: str
     content_hash: str = Field(description="the document's hash as the reviewer saw it")
     created_at: datetime
@@ -201,6 +203,7 @@ class ApprovalOut(Schema):
 
 
 class VersionSummaryOut(Schema):
+    id: int = Field(description="the version's id, as /versions/{id}/... names it")
     plan: int
     number: int
     status: Status

@@ -7,16 +7,17 @@ is saved, and stores the diagnostics, whether any is an error, and its review st
 - else ``awaiting_approval`` when submitted (the default), or ``draft`` until
   ``submit_version``.
 
-Review: any holder of ``plan.approve`` except the version's author may approve or
-reject a submitted version, with a comment; a version with compile errors can only be
-rejected. Every decision is kept as an ``Approval`` and the version's status is the
-latest decision, so a second approval is recorded and changes nothing, and a rejection
-after an approval makes the version ``rejected`` (as an approval after a rejection
-makes it ``approved`` again). A new version never inherits a decision: it starts over.
-An approval records the content hash of the document as the reviewer saw it, signed by
-the approval gate (``plans.gate``), which is what lets the version run. The deployment
-policy approves a read-only replan itself (``approve_by_policy``), recorded as
-``policy``.
+Review: any holder of ``plan.approve`` except the version's author may approve, reject
+or request changes of a submitted version, with a comment; a version with compile errors
+cannot be approved. "Changes requested" sends the version back to its author: like a
+rejection it cannot run, and the author answers with a new version. Every decision is
+kept as an ``Approval`` and the version's status is the latest decision, so a second
+approval is recorded and changes nothing, and a rejection after an approval makes the
+version ``rejected`` (as an approval after a rejection makes it ``approved`` again). A
+new version never inherits a decision: it starts over. An approval records the content
+hash of the document as the reviewer saw it, signed by the approval gate
+(``plans.gate``), which is what lets the version run. The deployment policy approves a
+read-only replan itself (``approve_by_policy``), recorded as ``policy``.
 
 Audit: every event is filed under its plan (``object_type="plan"``, ``object_id`` the
 plan's id), so ``GET /api/v1/audit?object_type=plan&object_id=ID`` is a plan's whole
@@ -58,6 +59,7 @@ __all__ = [
     "performed_side_effects_for",
     "refresh_tools",
     "reject",
+    "request_changes",
     "submit_version",
 ]
 
@@ -142,7 +144,10 @@ def performed_side_effects_for(
 
 
 def submit_version(version: PlanVersion, user: Any) -> PlanVersion:
-    """Put a draft up for review (``awaiting_approval``); a submitted version is left as is."""
+    """Put a draft up for review (``awaiting_approval``) without a new version; a
+    submitted version is left as is. Needs ``plan.edit``; a draft with compile errors
+    cannot be submitted (409 ``has_errors``)."""
+    ensure_permission(user, "plan.edit")
     with transaction.atomic():
         locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
         if locked.submitted:
@@ -152,6 +157,7 @@ def submit_version(version: PlanVersion, user: Any) -> PlanVersion:
         locked.submitted, locked.status = True, VersionStatus.AWAITING_APPROVAL
         locked.save(update_fields=["submitted", "status"])
         _record(user, "plan_version.submitted", locked, {"status": locked.status})
+        _tell_submitted(locked)
     return locked
 
 
@@ -211,6 +217,12 @@ def approve_by_policy(
 def reject(version: PlanVersion, user: Any, comment: str = "") -> Approval:
     """Reject a submitted version; never by its author."""
     return _decide(version, user, Decision.REJECTED, comment)
+
+
+def request_changes(version: PlanVersion, user: Any, comment: str = "") -> Approval:
+    """Send a submitted version back to its author (``changes_requested``); never by its
+    author. It cannot run, like a rejected version, until a later decision approves it."""
+    return _decide(version, user, Decision.CHANGES_REQUESTED, comment)
 
 
 def refresh_tools(user: Any) -> tuple[ServerStatus, ...]:
@@ -289,6 +301,8 @@ def _add_version(
     )
     locked.latest_version = version
     locked.save(update_fields=["latest_version"])
+    if version.status == VersionStatus.AWAITING_APPROVAL:
+        _tell_submitted(version)
     plan.latest_version = version
     counts = Counter(d["severity"] for d in diagnostics)
     _record(user, "plan_version.created", version, {
@@ -314,7 +328,9 @@ def _initial_status(has_errors: bool, submit: bool) -> str:
 
 def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> Approval:
     ensure_permission(user, "plan.approve")
-    verb = "approve" if decision == Decision.APPROVED else "reject"
+    verb = {Decision.APPROVED: "approve", Decision.REJECTED: "reject"}.get(
+        Decision(decision), "request changes of"
+    )
     if version.author_id == user.pk:
         raise PermissionDenied(f"Authors cannot {verb} their own versions")
     with transaction.atomic():
@@ -353,14 +369,30 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             "previous_status": previous, "status": locked.status,
         })  # fmt: skip
     version.status = locked.status
+    version_id, reviewer, said = locked.pk, user.get_username(), approval.comment
     if decision == Decision.APPROVED:
-        version_id, approver = locked.pk, user.get_username()
         transaction.on_commit(
             lambda: signals.version_approved.send(
-                sender=PlanVersion, version_id=version_id, approver=approver
+                sender=PlanVersion, version_id=version_id, approver=reviewer, comment=said
+            )
+        )
+    elif decision == Decision.REJECTED:  # changes requested: reviews tells of those
+        transaction.on_commit(
+            lambda: signals.version_rejected.send(
+                sender=PlanVersion, version_id=version_id, reviewer=reviewer, comment=said
             )
         )
     return approval
+
+
+def _tell_submitted(version: PlanVersion) -> None:
+    """Inside the caller's transaction: once it commits, say the version waits for review."""
+    version_id, author = version.pk, version.author.get_username()
+    transaction.on_commit(
+        lambda: signals.version_submitted.send(
+            sender=PlanVersion, version_id=version_id, author=author
+        )
+    )
 
 
 def _has_errors(version: PlanVersion, verb: str) -> VersionHasErrors:

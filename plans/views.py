@@ -52,6 +52,7 @@ STATUS_LABELS = {
     VersionStatus.AWAITING_APPROVAL: "Awaiting approval",
     VersionStatus.APPROVED: "Approved",
     VersionStatus.REJECTED: "Rejected",
+    VersionStatus.CHANGES_REQUESTED: "Changes requested",
 }
 
 
@@ -167,6 +168,7 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
         version = get_object_or_404(versions, pk=plan.latest_version_id)
     user = request.user
     replan = _replan(request.GET.get("from_run"), version)
+    sent_back = review_decision(version)
     editor = {
         "plan": {"id": plan.pk, "name": plan.name},
         "version": _version_data(version, with_document=True),
@@ -174,6 +176,8 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
             "username": user.get_username(),
             "can_approve": user.can("plan.approve"),
             "can_run": user.can("run.start"),
+            "can_comment": user.can("review.comment"),
+            "can_submit": user.can("plan.edit"),
         },
         "api": _api_root(),
         "urls": _plan_urls(plan),
@@ -187,6 +191,7 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
         "editor": editor,
         "replan": replan,
         "status_labels": STATUS_LABELS,
+        "sent_back": sent_back,
     }
     return render(request, "plans/editor.html", context)
 
@@ -301,6 +306,7 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
         "api": _api_root(),
         "urls": _plan_urls(plan),
         "can_review": not review_block,
+        "can_comment": user.can("review.comment"),
     }
     context = {
         "plan": plan,
@@ -355,6 +361,27 @@ def diff(request: HttpRequest, plan_id: int) -> HttpResponse:
 # --- Helpers ----------------------------------------------------------------------------
 
 
+def review_decision(version: PlanVersion) -> dict[str, Any] | None:
+    """The decision that sent ``version`` back to its author (its latest, when a
+    rejection or a request for changes), for the editor's banner; None otherwise."""
+    if version.status not in (VersionStatus.REJECTED, VersionStatus.CHANGES_REQUESTED):
+        return None
+    latest = (
+        Approval.objects.filter(version=version)
+        .select_related("reviewer")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if latest is None:
+        return None
+    return {
+        "decision": latest.decision,
+        "reviewer": latest.reviewer_name,
+        "comment": latest.comment,
+        "created_at": latest.created_at,
+    }
+
+
 def version_proposal(version: PlanVersion) -> dict[str, Any] | None:
     """The planner's proposal that made ``version`` (its transcript), if a planner did."""
     row = (
@@ -392,6 +419,7 @@ def _number(value: Any) -> int:
 
 def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
+        "id": version.pk,
         "number": version.number,
         "status": version.status,
         "status_label": STATUS_LABELS.get(version.status, version.status),

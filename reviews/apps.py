@@ -2,7 +2,13 @@ from django.apps import AppConfig
 
 
 class ReviewsConfig(AppConfig):
-    """People deciding: the approval queue and the replan view. Above runs and plans,
-    whose data it reads; decisions go through their services."""
+    """People deciding and being told: the approval queue, the replan view, each person's
+    inbox and home, notifications by e-mail and webhook. Above runs and plans, whose data
+    it reads and whose signals it listens to; decisions go through their services."""
 
     name = "reviews"
+
+    def ready(self) -> None:
+        from reviews import notifications
+
+        notifications.connect()

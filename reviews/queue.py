@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import F, QuerySet
@@ -30,6 +30,7 @@ from plans.compilation import stored_document
 from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, PlannerProposal, PlanVersion, VersionStatus
 from plans.views import proposal_view
+from reviews.threads import ThreadView, threads_for_many
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
 
@@ -147,11 +148,13 @@ def _waiting_versions(user: Any, limit: int) -> tuple[list[dict[str, Any]], int]
     versions = list(rows[:limit])
     baselines = _last_approved(versions)
     runs = _runs_needing_replan({version.plan_id for version in versions})
+    threads = threads_for_many(versions)
     items = [
         _version_item(
             version,
             baselines.get(version.pk),
             [run for run in runs.get(version.plan_id, []) if run["version"] < version.number],
+            threads[version.pk],
         )
         for version in versions
     ]
@@ -200,7 +203,10 @@ def _runs_needing_replan(plan_ids: set[int]) -> dict[int, list[dict[str, Any]]]:
 
 
 def _version_item(
-    version: PlanVersion, base: PlanVersion | None, runs: list[dict[str, Any]]
+    version: PlanVersion,
+    base: PlanVersion | None,
+    runs: list[dict[str, Any]],
+    threads: list[ThreadView],
 ) -> dict[str, Any]:
     document = version.document
     diff: dict[str, Any] | None = None
@@ -234,9 +240,26 @@ def _version_item(
         "changes": _change_lines(diff) if diff is not None else [],
         "drift": drift,
         "runs": runs,
+        "threads": _threads_summary(threads),
         # For the page's diff graph (handed over as JSON, not rendered).
         "document": document,
         "baseline_document": base.document if base is not None else None,
+    }
+
+
+def _threads_summary(threads: list[ThreadView]) -> dict[str, Any]:
+    """A version's review threads as its queue card shows them: the unresolved ones
+    (open first, then outdated), each with its first comment."""
+    views = [view for view in threads if not view.resolved]
+    views.sort(key=lambda view: view.outdated)
+    return {
+        "open": sum(1 for view in views if view.open),
+        "outdated": sum(1 for view in views if view.outdated),
+        "shown": [
+            {**asdict(view), "first": asdict(view.comments[0]), "replies": len(view.comments) - 1}
+            for view in views
+            if view.comments
+        ],
     }
 
 
@@ -372,9 +395,7 @@ def _waiting_milestones(user: Any, limit: int) -> list[dict[str, Any]]:
                 "milestone": milestone,
                 "title": facts.get("title") or milestone,
                 "reached_at": event.created_at,
-                "facts": [
-                    {"step": step, "output": _pretty(outputs.get(step))} for step in steps
-                ],
+                "facts": [{"step": step, "output": _pretty(outputs.get(step))} for step in steps],
             }
         )
         if len(items) >= limit:

@@ -10,4 +10,8 @@ app_name = "review"
 urlpatterns = [
     path("review/", views.queue, name="queue"),
     path("runs/<int:run_id>/replans/", views.replans, name="replans"),
+    path("inbox/", views.inbox_page, name="inbox"),
+    path("inbox/<int:item_id>/open/", views.inbox_open, name="inbox-open"),
+    path("inbox/settings/", views.notification_settings, name="notification-settings"),
+    path("inbox/webhooks/", views.webhooks_page, name="webhooks"),
 ]

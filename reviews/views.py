@@ -1,5 +1,6 @@
-"""The review pages: the approval queue (``/review/``) and a run's replan view
-(``/runs/<id>/replans/``).
+"""The review pages: the approval queue (``/review/``), a run's replan view
+(``/runs/<id>/replans/``), my inbox (``/inbox/``) and its settings, and the webhooks
+(``/inbox/webhooks/``, admins).
 
 Like the other pages they read (``reviews.queue``) and render; decisions go from the
 browser through the API (``POST .../approve|reject`` with a comment), which checks again
@@ -12,15 +13,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.permissions import ensure_permission
+from forge.errors import ForgeError
 from plans.views import STATUS_LABELS
+from reviews import configuration, inbox
 from reviews import queue as review
+from reviews.models import (
+    KIND_CHOICES,
+    Notification,
+    NotificationPreference,
+    Webhook,
+    WebhookDelivery,
+    WebhookFormat,
+)
+from reviews.notifications import kinds_for
+from reviews.signals import KINDS
 from runs.models import Run
 from runs.views import MAX_ID, RUN_STATUS_LABELS
 
@@ -125,3 +141,112 @@ def _lineage(story: dict[str, Any], versions: dict[int, dict[str, Any]]) -> list
     if story["pending"]:
         entries.append({"kind": "waiting", "newer": story["newer"]})
     return entries
+
+
+# --- Inbox, notification settings, webhooks --------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def inbox_page(request: HttpRequest) -> HttpResponse:
+    """My inbox; POST marks items read (``ids``, or every item with ``all``) or unread."""
+    user = request.user
+    if request.method == "POST":
+        ids = None if request.POST.get("all") else _ids(request.POST.getlist("ids"))
+        changed = inbox.mark_read(user, ids, unread=request.POST.get("unread") == "1")
+        messages.success(request, f"{changed} item{'s' if changed != 1 else ''} marked.")
+        return redirect("review:inbox")
+    unread_only = request.GET.get("show") == "unread"
+    items = inbox.items_for(user, unread_only=unread_only)
+    context = {
+        "items": items,
+        "unread": inbox.unread_count(user),
+        "unread_only": unread_only,
+        "waiting": review.waiting_count(user),
+    }
+    return render(request, "review/inbox.html", context)
+
+
+@require_GET
+def inbox_open(request: HttpRequest, item_id: int) -> HttpResponse:
+    """Open an inbox item: it is marked read and the exact page it names opens."""
+    item = get_object_or_404(Notification, pk=item_id, recipient_id=request.user.pk)
+    inbox.mark_read(request.user, [item.pk])
+    if not url_has_allowed_host_and_scheme(item.url, allowed_hosts=None):
+        raise Http404("no such page")
+    return redirect(item.url)
+
+
+def _ids(values: list[str]) -> list[int]:
+    return [int(value) for value in values if value.isdigit() and int(value) <= MAX_ID]
+
+
+@require_http_methods(["GET", "POST"])
+def notification_settings(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    if request.method == "POST":
+        kinds = [kind for kind in request.POST.getlist("kinds") if kind in KINDS]
+        configuration.save_preferences(user, kinds, request.POST.get("email") == "on")
+        messages.success(request, "Notification settings saved.")
+        return redirect("review:notification-settings")
+    row = NotificationPreference.objects.filter(user=user).first()
+    chosen = set(kinds_for(user))
+    context = {
+        "kinds": [(kind, label, kind in chosen) for kind, label in KIND_CHOICES],
+        "email": True if row is None else row.email,
+        "address": user.email,
+    }
+    return render(request, "review/notification_settings.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def webhooks_page(request: HttpRequest) -> HttpResponse:
+    """Admins configure the webhooks here and read their delivery log."""
+    ensure_permission(request.user, "notification.manage")
+    if request.method == "POST":
+        return _webhook_action(request)
+    hooks = list(Webhook.objects.all())
+    deliveries = list(WebhookDelivery.objects.select_related("webhook")[:100])
+    context = {
+        "hooks": hooks,
+        "deliveries": deliveries,
+        "kinds": KIND_CHOICES,
+        "formats": WebhookFormat.choices,
+        "allowed_hosts": settings.FORGE_WEBHOOK_ALLOWED_HOSTS,
+    }
+    return render(request, "review/webhooks.html", context)
+
+
+def _webhook_action(request: HttpRequest) -> HttpResponse:
+    action = request.POST.get("action", "")
+    user = request.user
+    try:
+        if action == "create":
+            hook = configuration.create_webhook(
+                user, request.POST.get("name", ""), request.POST.get("url", "").strip(),
+                request.POST.getlist("kinds"), request.POST.get("format", "forge"),
+            )  # fmt: skip
+            messages.success(
+                request,
+                f"Webhook {hook.name} saved. Its signing secret, shown only now: {hook.secret}",
+            )
+        else:
+            hook_id = request.POST.get("webhook", "")
+            hook = get_object_or_404(Webhook, pk=int(hook_id) if hook_id.isdigit() else 0)
+            if action == "delete":
+                configuration.delete_webhook(user, hook)
+                messages.success(request, f"Webhook {hook.name} deleted.")
+            elif action == "toggle":
+                configuration.update_webhook(user, hook, active=not hook.active)
+                messages.success(
+                    request, f"Webhook {hook.name} switched {'off' if hook.active else 'on'}."
+                )
+            elif action == "rotate":
+                hook = configuration.update_webhook(user, hook, rotate_secret=True)
+                messages.success(
+                    request, f"New signing secret for {hook.name}, shown only now: {hook.secret}"
+                )
+            else:
+                messages.error(request, f"Unknown action {action!r}.")
+    except ForgeError as error:
+        messages.error(request, f"{error.message} ({error.code})")
+    return redirect("review:webhooks")

@@ -16,7 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,13 +27,14 @@ from forge.runtime import RunEvent as CoreEvent
 from forge.runtime import Scheduler, StepState, rebuild
 from forge.runtime.events import EventType
 from forge.runtime.previews import Previewer, step_previewer
+from forge.runtime.reservations import StepAllowance
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import compile_version, tools
 from plans.errors import VersionHasErrors
 from plans.gate import gate
 from plans.models import PlanVersion
 from runs import events as event_rows
-from runs import publish
+from runs import publish, signals
 from runs.execution import executor, workspace_for
 from runs.models import Run, RunEvent, StepRun
 
@@ -85,6 +88,8 @@ class LockedRun:
     scheduler: Scheduler
     flushed: int = 0  # how many of the scheduler's events are written already
     to_enqueue: list[str] = field(default_factory=list)
+    # Steps to queue only after a delay (seconds): retries after a lost lease back off.
+    to_enqueue_later: list[tuple[str, float]] = field(default_factory=list)
     # Steps whose row a worker already wrote in this transaction (with its claim or its
     # result), with the state written: the flush need not write them again.
     projected: dict[str, StepState] = field(default_factory=dict)
@@ -113,13 +118,27 @@ def locked_run(run_id: int) -> Iterator[LockedRun]:
             if locked.flushed:
                 _project_run(run, locked.scheduler)
             _enqueue(run, locked.to_enqueue)
+            _enqueue_later(run, locked.to_enqueue_later)
             _enqueue_replans(run, locked.scheduler)
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
+                _tell_attention(run.pk, locked.scheduler.events)
     except BaseException:
         _SCHEDULERS.pop(run_id, None)
         raise
+
+
+def _configured(scheduler: Scheduler) -> Scheduler:
+    """Give a run's Scheduler the deployment's limits, as they are now: the allowance of
+    agent steps without an estimate and the bound on retries after lost leases."""
+    allowance = StepAllowance(
+        tokens=settings.FORGE_AGENT_STEP_TOKENS, cost=settings.FORGE_AGENT_STEP_COST
+    )
+    if scheduler.allowance != allowance:
+        scheduler.allowance = allowance
+    scheduler.max_lease_retries = settings.FORGE_STEP_MAX_LEASE_RETRIES
+    return scheduler
 
 
 def new_scheduler(run: Run) -> Scheduler:
@@ -131,7 +150,7 @@ def new_scheduler(run: Run) -> Scheduler:
         gate=gate(),
         previewer=_previewer(run.pk),
     )
-    _SCHEDULERS[run.pk] = scheduler
+    _SCHEDULERS[run.pk] = _configured(scheduler)
     return scheduler
 
 
@@ -161,7 +180,7 @@ def _caught_up(run: Run) -> Scheduler:
     if scheduler.graph is not graph:
         scheduler.graph = graph  # another process resumed the run on a new version
     scheduler.events.clear()
-    return scheduler
+    return _configured(scheduler)
 
 
 def _persist(
@@ -212,7 +231,32 @@ def _project_run(run: Run, scheduler: Scheduler) -> None:
     run.last_seq = state.last_seq
     if state.status in FINAL_RUN_STATUSES and run.finished_at is None:
         run.finished_at = timezone.now()
+    elif state.status not in FINAL_RUN_STATUSES:
+        run.finished_at = None  # a budget_exhausted run resumed on a new version
     run.save(update_fields=_RUN_PROJECTION)
+
+
+def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
+    """Once the transaction commits, tell whoever listens (``runs.signals``) about the
+    events a person may need to hear about."""
+    notable = [
+        {
+            "seq": event.seq,
+            "event_type": event.event_type,
+            "step_id": event.step_id or "",
+            "actor": event.actor,
+            "reason": event.blocked_reason,
+            "milestone": str((event.facts or {}).get("milestone", ""))
+            if event.event_type == EventType.MILESTONE_REACHED
+            else "",
+        }
+        for event in events
+        if event.event_type in signals.ATTENTION
+    ]
+    if notable:
+        transaction.on_commit(
+            lambda: signals.run_attention.send(sender=Run, run_id=run_id, events=notable)
+        )
 
 
 def _enqueue(run: Run, step_ids: list[str]) -> None:
@@ -220,6 +264,14 @@ def _enqueue(run: Run, step_ids: list[str]) -> None:
 
     for step_id in step_ids:
         run_step.enqueue(run.pk, step_id)
+
+
+def _enqueue_later(run: Run, delayed: list[tuple[str, float]]) -> None:
+    from runs.tasks import run_step  # tasks import this module
+
+    for step_id, seconds in delayed:
+        after = timezone.now() + timedelta(seconds=seconds)
+        run_step.using(run_after=after).enqueue(run.pk, step_id)
 
 
 def _enqueue_replans(run: Run, scheduler: Scheduler) -> None:

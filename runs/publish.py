@@ -38,6 +38,19 @@ def run_changed(run_id: int, last_seq: int) -> None:
     _PUBLISHER.send(layer, group_name(run_id), message)
 
 
+def wake_group(group: str, message: dict[str, Any]) -> None:
+    """Send ``message`` to ``group`` (another part's live feed, e.g. a person's inbox),
+    the same way as a run's wake-up: best effort, never making the caller wait."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    if isinstance(layer, InMemoryChannelLayer):
+        if layer.groups.get(group):
+            _send_now(layer, group, message)
+        return
+    _PUBLISHER.send(layer, group, message)
+
+
 def _send_now(layer: Any, group: str, message: dict[str, Any]) -> None:
     try:
         async_to_sync(layer.group_send)(group, message)

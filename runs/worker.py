@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from forge.compiler import ExecutableNode, ToolBinding
+from forge.redaction import redact_text
 from forge.runtime import ApprovalToken, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
@@ -75,8 +76,24 @@ def run_step(run_id: int, step_id: str) -> None:
     with locked_run(run_id) as locked:
         claim = _claim(locked, step_id)
     while claim is not None:
-        result = _execute(claim)
-        claim = finish(claim, result)
+        claim = finish(claim, _execute_or_crash(claim))
+
+
+def _execute_or_crash(claim: Claim) -> ToolResult:
+    """Run the claimed step; a crash outside the runner's result handling (a model that
+    cannot be built, a runner that raises) fails the step at once with the error, instead
+    of leaving it running until its lease expires and the reaper starts it again."""
+    try:
+        return _execute(claim)
+    except Exception as exc:
+        logger.exception("step %s of run %s crashed", claim.step_id, claim.run_id)
+        return ToolResult(
+            "failed",
+            error=redact_text(
+                f"the step's task crashed before it had a result: {type(exc).__name__}: {exc}"
+            ),
+            error_code="step_crashed",
+        )
 
 
 def _claim(locked: LockedRun, step_id: str) -> Claim | None:
@@ -274,9 +291,17 @@ def _key(claim: Claim) -> tuple[int, str, int]:
 HEARTBEATS = _Heartbeats()
 
 
+def lease_retry_delay(retry: int) -> float:
+    """Seconds before the ``retry``-th start (from 1) of a step after a lost lease:
+    ``FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS`` doubled per retry."""
+    return float(settings.FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS) * 2 ** max(0, retry - 1)
+
+
 def reap_expired_leases() -> int:
     """Hand every running step whose lease expired back to the Scheduler: retried when
-    it is safe to repeat, otherwise left for a person to reconcile. Returns how many."""
+    it is safe to repeat (at most ``FORGE_STEP_MAX_LEASE_RETRIES`` times, each queued
+    after an exponential backoff; then the step fails), otherwise left for a person to
+    reconcile. Returns how many."""
     expired = StepRun.objects.filter(status="running", lease_expires_at__lt=timezone.now())
     reaped = 0
     for row in expired.values("run_id", "plan_version", "step_id", "fencing_token"):
@@ -293,6 +318,12 @@ def reap_expired_leases() -> int:
             if not taken or step is None or step.status != "running":
                 continue
             locked.scheduler.interrupt(row["step_id"], reason="the worker's lease expired")
-            locked.to_enqueue.extend(locked.became_ready())
+            retried = locked.scheduler.state.steps[row["step_id"]]
+            for step_id in locked.became_ready():
+                if step_id == row["step_id"]:
+                    delay = lease_retry_delay(retried.interruptions)
+                    locked.to_enqueue_later.append((step_id, delay))
+                else:
+                    locked.to_enqueue.append(step_id)
             reaped += 1
     return reaped

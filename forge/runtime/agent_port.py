@@ -52,13 +52,13 @@ class AgentPort(Protocol):
 def agent_grant(
     graph: ExecutableGraph, state: RunState, step_id: str, token: ApprovalToken | None = None
 ) -> AgentGrant:
-    """The grant of a started agent step. Its allowance is its estimate when it has one,
-    never more than what the run's budget has left (the estimate reserved at start
-    counts as left for this step), and what the budget has left otherwise."""
+    """The grant of a started agent step: what admission reserved for it (its estimate,
+    or the deployment's allowance for a step without one: ``forge.runtime.reservations``),
+    never more than what the run's budget has left (the reservation counts as left for
+    this step); what the budget has left when nothing was reserved."""
     document = graph.document
     budget = document.budget
     step = state.steps[step_id]
-    estimate = graph.nodes[step_id].step.estimate
     left_tokens = (
         None
         if budget.max_tokens is None
@@ -73,8 +73,8 @@ def agent_grant(
         goal=document.goal,
         approval_scopes=document.requires_approval_before,
         token=token,
-        max_tokens=_least(estimate.tokens if estimate and estimate.tokens else None, left_tokens),
-        max_cost=_least(estimate.cost if estimate and estimate.cost else None, left_cost),
+        max_tokens=_least(step.reserved_tokens or None, left_tokens),
+        max_cost=_least(step.reserved_cost or None, left_cost),
     )
 
 

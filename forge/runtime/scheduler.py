@@ -43,6 +43,7 @@ from forge.runtime.contracts import check_output, verdict_data
 from forge.runtime.events import EventType, RunEvent
 from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
 from forge.runtime.previews import Previewer
+from forge.runtime.reservations import DEFAULT_ALLOWANCE, StepAllowance, reservation
 from forge.runtime.results import ToolResult
 from forge.runtime.state import RunState, apply_event
 from forge.runtime.status import FINAL_RUN_STATUSES, StepStatus
@@ -85,8 +86,17 @@ class Scheduler:
         max_concurrency: int = 0,
         gate: ApprovalGate | None = None,
         previewer: Previewer | None = None,
+        allowance: StepAllowance = DEFAULT_ALLOWANCE,
+        max_lease_retries: int = 3,
     ) -> None:
+        if max_lease_retries < 0:
+            raise ValueError(f"max_lease_retries must not be negative, got {max_lease_retries}")
         self.graph = graph
+        # What an agent step without an estimate reserves (forge.runtime.reservations).
+        self.allowance = allowance
+        # How many times a repeatable step whose worker was lost is started again before
+        # it fails (``interrupt``).
+        self.max_lease_retries = max_lease_retries
         self.plan_id = plan_id
         self.state = state or RunState.new(run_id, graph.order, plan_version=plan_version)
         self.max_concurrency = max_concurrency
@@ -158,7 +168,12 @@ class Scheduler:
     def admit(self, step_id: str) -> bool:
         """Start one ready step if the run, the concurrency limit and the budget allow it
         (a worker that was handed this step asks for exactly it). A step the budget
-        cannot admit ends the run ``budget_exhausted``."""
+        cannot admit ends the run ``budget_exhausted``, and every step that has not
+        started then is cancelled with that reason: nothing stays ready or pending.
+
+        A step reserves its estimate, or, for an agent step without one, the
+        allowance (``forge.runtime.reservations``), so the steps running together never
+        reserve more than the budget has left."""
         step = self.state.steps.get(step_id)
         if self.state.status != "running" or step is None or step.status != "ready":
             return False
@@ -179,14 +194,19 @@ class Scheduler:
         except UnresolvedCall as unresolved:
             self._unresolved(step_id, unresolved)
             return False
-        estimate = self.graph.nodes[step_id].step.estimate
-        tokens, cost = (estimate.tokens, estimate.cost) if estimate else (0, 0.0)
+        tokens, cost = reservation(
+            self.graph.nodes[step_id], self.graph.document.budget, self.allowance
+        )
         if not self._budget().can_reserve(1, tokens, cost):
-            self._run_transition(
-                EventType.RUN_BUDGET_EXHAUSTED,
-                "budget_exhausted",
-                reason=f"budget cannot admit step {step_id!r}",
-            )
+            reason = f"budget cannot admit step {step_id!r}"
+            self._run_transition(EventType.RUN_BUDGET_EXHAUSTED, "budget_exhausted", reason=reason)
+            for never_started in self.state.with_status("pending", "ready", "awaiting_approval"):
+                self._step(
+                    EventType.STEP_CANCELLED,
+                    never_started,
+                    "cancelled",
+                    reason=f"the run's budget is exhausted ({reason})",
+                )
             return False
         self._step(EventType.STEP_STARTED, step_id, "running", tokens=tokens, cost=cost)
         return True
@@ -339,18 +359,54 @@ class Scheduler:
         return self.events[mark:]
 
     def interrupt(self, step_id: str, reason: str = "worker lost") -> list[RunEvent]:
-        """A worker died mid-step: retry what is safe to repeat, else ask a person."""
+        """A worker died mid-step: retry what is safe to repeat, at most
+        ``max_lease_retries`` times (then the step fails and the run needs a replan),
+        else ask a person. The lost attempt is charged what it reserved: what it really
+        used died with its worker."""
         mark = len(self.events)
         self._expect_step(step_id, "running")
-        if repeatable(self.graph.nodes[step_id]) and self.state.status not in FINAL_RUN_STATUSES:
-            self._step(EventType.STEP_RETRIED, step_id, "ready", reason=f"{reason}; retrying")
-        else:
+        step = self.state.steps[step_id]
+        lost = step.interruptions + 1
+        tokens, cost = step.reserved_tokens, step.reserved_cost
+        if not repeatable(self.graph.nodes[step_id]):
             self._step(
                 EventType.STEP_NEEDS_RECONCILIATION,
                 step_id,
                 "needs_reconciliation",
                 reason=f"{reason}; a non-repeatable side effect may have happened",
+                tokens=tokens,
+                cost=cost,
             )
+        elif self.state.status in FINAL_RUN_STATUSES:
+            self._step(
+                EventType.STEP_FAILED,
+                step_id,
+                "failed",
+                reason=f"{reason}; the run is {self.state.status}",
+                tokens=tokens,
+                cost=cost,
+            )
+        elif lost <= self.max_lease_retries:
+            self._step(
+                EventType.STEP_RETRIED,
+                step_id,
+                "ready",
+                reason=f"{reason}; retrying ({lost} of {self.max_lease_retries})",
+                facts={"interruptions": lost},
+                tokens=tokens,
+                cost=cost,
+            )
+        else:
+            self._step(
+                EventType.STEP_FAILED,
+                step_id,
+                "failed",
+                reason=f"{reason}; the step lost its worker {lost} times, more than the "
+                f"{self.max_lease_retries} retries allowed",
+                tokens=tokens,
+                cost=cost,
+            )
+            self._needs_replan(step_id)
         return self.events[mark:]
 
     def reconcile(
@@ -387,9 +443,15 @@ class Scheduler:
         again; everything else starts over. Raises ``GateRefused`` (and writes nothing)
         unless the gate clears ``approval`` for ``graph``, as ``prepare`` does."""
         mark = len(self.events)
-        if self.state.status != "needs_replan":
+        if self.state.status not in ("needs_replan", "budget_exhausted"):
             raise TransitionRefused(
-                f"only a run that needs a replan can resume, not {self.state.status}"
+                "only a run that needs a replan or exhausted its budget can resume, "
+                f"not {self.state.status}"
+            )
+        if self.state.count("running"):
+            raise TransitionRefused(
+                f"{self.state.count('running')} step(s) of the run still run; resume once "
+                "they finished and their use is known"
             )
         cleared = self._clear(graph, approval, plan_version)
         preserved: list[str] = []
@@ -432,7 +494,7 @@ class Scheduler:
                 plan_id=self.plan_id,
                 plan_version=plan_version,
                 event_type=EventType.RUN_RESUMED,
-                transition=("needs_replan", "running"),
+                transition=(self.state.status, "running"),
                 facts=facts,
                 actor=actor,
             )
@@ -811,11 +873,13 @@ class Scheduler:
         (a shell command has no tokens, a built-in no cost) is charged at the step's
         estimate, which admission reserved, so unreported use can never overspend."""
         charged_tokens, charged_cost = tokens, cost
-        if usage is not None:
-            reserved = self.state.steps[step_id]
-            charged_tokens = usage.tokens or reserved.reserved_tokens
-            charged_cost = usage.cost or reserved.reserved_cost
         node = self.graph.nodes.get(step_id)
+        if usage is not None:
+            # the estimate, not the reservation: an agent step's allowance is a ceiling,
+            # and an agent reports its whole use
+            estimate = node.step.estimate if node is not None else None
+            charged_tokens = usage.tokens or (estimate.tokens if estimate else 0)
+            charged_cost = usage.cost or (estimate.cost if estimate else 0.0)
         binding = node.binding if node is not None else None
         if binding is not None and not binding.concrete and not args_hash:
             # the resolved call's hash once it can be resolved, the same in every process

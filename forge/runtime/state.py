@@ -38,6 +38,7 @@ class StepState:
     reserved_tokens: int = 0  # the estimate reserved at start, until the real use is known
     reserved_cost: float = 0.0
     artifacts: tuple[Mapping[str, Any], ...] = ()  # of the attempt that settled it
+    interruptions: int = 0  # attempts lost with their worker and retried, this version
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,14 @@ def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
             preview_hash=str(preview.get("hash", "")) if isinstance(preview, Mapping) else "",
         )
     if kind == EventType.STEP_RETRIED:
-        return replace(step, status=status, error=event.blocked_reason, artifacts=event.artifacts)
+        lost = facts.get("interruptions")
+        return replace(
+            step,
+            status=status,
+            error=event.blocked_reason,
+            artifacts=event.artifacts,
+            interruptions=lost if isinstance(lost, int) else step.interruptions,
+        )
     return replace(step, status=status, error=event.blocked_reason or step.error)
 
 

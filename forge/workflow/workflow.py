@@ -10,12 +10,12 @@ from forge.errors import BudgetExceeded
 from forge.workflow.budget import WorkflowBudget
 from forge.workflow.executor import Executor, TaskResult
 from forge.workflow.graph import TaskGraph
-from forge.workflow.replan import replan
+from forge.workflow.replan import affected_subgraph, replan
 from forge.workflow.validation import ResultContract, validate_output
 
 __all__ = ["WorkflowRun", "run_workflow"]
 
-WorkflowStatus = Literal["succeeded", "needs_replan", "budget_exhausted"]
+WorkflowStatus = Literal["succeeded", "needs_replan"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,11 @@ def run_workflow(
     """Run ``graph`` in topological waves.
 
     Before each ``run_ready`` the wave's steps, tokens and cost are consumed from
-    ``budget``, so a failing wave has still paid for itself; when the budget refuses,
-    the run ends ``budget_exhausted`` with nothing of that wave run. A handler failure
+    ``budget``, so a failing wave has still paid for itself. When the budget refuses,
+    the refusal triggers a replan (seed 001): nothing of that wave runs, and the run
+    ends ``needs_replan`` with the wave's tasks and their descendants as the reset set,
+    so a new plan (cheaper tasks, or a larger budget a person approves) decides how to
+    go on; completed tasks stay preserved. A handler failure
     or an output that breaks its contract ends the run at once with ``needs_replan``
     and the union of the failed tasks' reset sets; ``completed`` holds only tasks that
     succeeded with a valid output, in the order they finished.
@@ -49,7 +52,10 @@ def run_workflow(
                 len(wave), sum(task.tokens for task in wave), sum(task.cost for task in wave)
             )
         except BudgetExceeded:
-            return WorkflowRun("budget_exhausted", tuple(completed))
+            refused: set[str] = set()
+            for task in wave:
+                refused.update(affected_subgraph(graph, task.id))
+            return WorkflowRun("needs_replan", tuple(completed), tuple(sorted(refused)))
         failed: list[str] = []
         for result in executor.run_ready():
             if _accepted(result, contracts.get(result.task_id)):

@@ -54,6 +54,7 @@ class Deployment:
     redis_url: str = REDIS
     _database: str = ""
     web: subprocess.Popen[bytes] | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)  # settings of this deployment
 
     @property
     def base(self) -> str:
@@ -68,6 +69,7 @@ class Deployment:
             FORGE_STEP_LEASE_SECONDS="2",
             PYTHONUNBUFFERED="1",
         )
+        env.update(self.extra_env)
         if self.kind == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{self.root / 'forge.sqlite3'}"
             env.pop("REDIS_URL", None)

@@ -95,6 +95,7 @@ def test_a_bearer_token_identifies_its_user(api_client, author):
             "plan.create",
             "plan.edit",
             "plan.view",
+            "review.comment",
             "run.view",
             "tool.view",
         ],

@@ -131,13 +131,24 @@ def tampered(plan: Plan | None, author: Any, approver: Any, make_user: Any) -> P
     return PlanVersion.objects.get(pk=version.pk)
 
 
+def changes_requested(plan: Plan | None, author: Any, approver: Any, make_user: Any) -> PlanVersion:
+    # Approved by one approver, then sent back by another: the latest decision is the
+    # status, and a version with changes requested never runs, like a rejected one.
+    version = _new(plan, author, None)
+    plan_services.approve(version, approver, "looks right")
+    second = make_user("grace", "approver")
+    plan_services.request_changes(version, second, "the score step needs a contract")
+    return PlanVersion.objects.get(pk=version.pk)
+
+
 UNFIT: list[tuple[Callable[..., PlanVersion], str]] = [
     (unapproved, "not_approved"),
+    (changes_requested, "not_approved"),
     (self_approved, "self_approval"),
     (forged, "approval_invalid"),
     (tampered, "content_changed"),
 ]
-IDS = ["unapproved", "self-approved", "forged approval", "hash mismatch"]
+IDS = ["unapproved", "changes requested", "self-approved", "forged approval", "hash mismatch"]
 
 
 def _post(client: Any, path: str, body: dict[str, Any]) -> Any:
@@ -468,7 +479,7 @@ def _args_hash(args: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(args).encode()).hexdigest()
 
 
-@pytest.mark.parametrize("decided", ["rejected", "draft"])
+@pytest.mark.parametrize("decided", ["rejected", "changes requested", "draft"])
 def test_the_policy_never_overrules_a_persons_rejection_or_an_unsubmitted_draft(
     decided, read_only_replans, author, approver, operator, api_client, runner_calls
 ):
@@ -478,6 +489,12 @@ def test_the_policy_never_overrules_a_persons_rejection_or_an_unsubmitted_draft(
     if decided == "rejected":
         _post(api_client(author), f"/runs/{run.pk}/replans", {"document": document(3)})
         plan_services.reject(PlanVersion.objects.get(plan=run.plan, number=2), approver, "no")
+    elif decided == "changes requested":
+        _post(api_client(author), f"/runs/{run.pk}/replans", {"document": document(3)})
+        v2 = PlanVersion.objects.get(plan=run.plan, number=2)
+        answer = _post(api_client(approver), f"/versions/{v2.pk}/request-changes",
+                       {"comment": "say why the score is 3"})  # fmt: skip
+        assert answer.status_code == 200, answer.json()
     else:
         plan_services.create_version(run.plan, author, from_data(document(3)), submit=False)
 

@@ -48,6 +48,20 @@ def bearer(token_for, make_user, make_plan, author):
     return {"Authorization": f"Bearer {token_for(make_user('fuzzer', 'admin'))}"}
 
 
+# A deployment without FORGE_PLANNER answers POST /plans/generate with 503
+# planner_not_configured: the service is unavailable there, as HTTP says, not broken.
+UNCONFIGURED = {"planner_not_configured"}
+
+
+def _unconfigured(response) -> bool:
+    if response.status_code != 503:
+        return False
+    try:
+        return response.json().get("code") in UNCONFIGURED
+    except ValueError:
+        return False
+
+
 def fuzz(strategy, headers):
     """Send up to ``MAX_EXAMPLES`` requests drawn from ``strategy``; raise on a 5xx."""
 
@@ -62,6 +76,8 @@ def fuzz(strategy, headers):
     )
     def run(case):
         response = case.call(headers=headers)
+        if _unconfigured(response):
+            return
         case.validate_response(response, checks=[not_a_server_error])
 
     run()

@@ -36,6 +36,7 @@ def args_hash(args):
 def summary(version, **fields):
     """The list form of a version, from what the test saved."""
     return {
+        "id": version.pk,
         "plan": version.plan_id,
         "number": version.number,
         "status": version.status,
@@ -101,6 +102,7 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
         "created_at": json_time(plan.created_at),
         "status": "awaiting_approval",
         "latest_version": {
+            "id": version.pk,
             "plan": plan.pk,
             "number": 1,
             "status": "awaiting_approval",

@@ -98,16 +98,38 @@ def test_a_handler_failure_stops_at_once_with_needs_replan():
     assert run == WorkflowRun("needs_replan", ("inspect",), ("code", "publish", "test"))
 
 
-def test_a_budget_that_refuses_a_wave_ends_the_run_with_nothing_of_that_wave_run():
+def test_a_budget_that_refuses_a_wave_triggers_a_replan_with_nothing_of_that_wave_run():
+    """Seed 001: when ``consume`` refuses, the refusal triggers a replan (not an end):
+    the refused wave and everything below it start over, what finished is kept."""
     log = []
     graph = TaskGraph(
         [
             Task("a", handler=_handler(log, "a", {})),
             Task("b", depends_on=("a",), handler=_handler(log, "b", {})),
+            Task("c", depends_on=("b",), handler=_handler(log, "c", {})),
+        ]
+    )
+    budget = WorkflowBudget(max_steps=1, max_tokens=100, max_cost=1.0)
+
+    run = run_workflow(graph, budget)
+
+    assert run == WorkflowRun("needs_replan", ("a",), ("b", "c"))
+    assert log == [("run", "a")]
+    assert (budget.used_steps, budget.used_tokens, budget.used_cost) == (1, 0, 0.0)
+
+
+def test_a_refused_wave_resets_every_task_of_the_wave_and_their_descendants():
+    log = []
+    graph = TaskGraph(
+        [
+            Task("a", handler=_handler(log, "a", {})),
+            Task("b", depends_on=("a",), handler=_handler(log, "b", {}), tokens=60),
+            Task("c", depends_on=("a",), handler=_handler(log, "c", {}), tokens=60),
+            Task("d", depends_on=("c",), handler=_handler(log, "d", {})),
         ]
     )
 
-    run = run_workflow(graph, WorkflowBudget(max_steps=1, max_tokens=100, max_cost=1.0))
+    run = run_workflow(graph, WorkflowBudget(max_steps=10, max_tokens=100, max_cost=1.0))
 
-    assert run == WorkflowRun("budget_exhausted", ("a",), ())
+    assert run == WorkflowRun("needs_replan", ("a",), ("b", "c", "d"))
     assert log == [("run", "a")]

@@ -10,6 +10,7 @@ export class GraphView {
     this.store = store;
     this.located = [];
     this.listeners = [];
+    this.extraBadges = new Map(); // node id -> [{text, severity, count}]: review threads
     this.rendering = Promise.resolve();
     store.addEventListener("document", (event) => this.render(event.detail.reason));
     store.addEventListener("diagnostics", () => this.paint());
@@ -43,8 +44,16 @@ export class GraphView {
     return this.rendering;
   }
 
+  // Open review threads per step ({stepId: count}), shown as a badge on the step.
+  setThreads(counts) {
+    this.extraBadges = new Map(
+      Object.entries(counts).map(([id, count]) => [id, [{ text: count === 1 ? "1 comment" : `${count} comments`, severity: "thread", count }]]),
+    );
+    this.paint();
+  }
+
   paint() {
-    this.located = applyDiagnostics(this.cy, this.store.diagnostics);
+    this.located = applyDiagnostics(this.cy, this.store.diagnostics, this.extraBadges);
     for (const listener of this.listeners) listener("paint");
   }
 

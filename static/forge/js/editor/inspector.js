@@ -1,14 +1,17 @@
 // The side panel: the selected step, the selected dependency, several elements, or the
 // plan when nothing is selected. It is rebuilt when the selection changes and when the
 // document changes from elsewhere (undo, the text view, the graph); while the author
-// types in it, it is left alone so that the focus stays where it is.
+// types in it, it is left alone so that the focus stays where it is. Under the step's (or
+// the plan's) panel: its review threads (editor/review-threads.js).
 import { replaceChildren } from "../common/dom.js";
 import { stepPanel } from "./step-panel.js";
 import { edgePanel, planPanel, selectionPanel } from "./plan-panel.js";
 
 export class Inspector {
-  constructor(root, { cy, store, catalogue }) {
+  constructor(root, { cy, store, catalogue, threads = null }) {
     this.root = root;
+    this.threads = threads; // ReviewThreads: the step's (or the version's) review threads
+    if (threads) threads.addEventListener("change", () => this.schedule());
     this.cy = cy;
     this.store = store;
     this.catalogue = catalogue;
@@ -31,7 +34,9 @@ export class Inspector {
   render() {
     const selected = this.cy.elements(":selected");
     let panel;
+    let threads = null;
     if (selected.length === 1 && selected.isNode() && selected.data("kind") === "step") {
+      if (this.threads) threads = this.threads.section(selected.data("stepId"));
       panel = stepPanel(selected.data("stepId"), {
         store: this.store,
         catalogue: this.catalogue,
@@ -49,8 +54,9 @@ export class Inspector {
       panel = selectionPanel(selected.length);
     } else {
       panel = planPanel({ store: this.store });
+      if (this.threads) threads = this.threads.section("");
     }
-    replaceChildren(this.root, panel);
+    replaceChildren(this.root, panel, threads);
   }
 
   // A compile answered: rebuild only if focus is not in the panel (typing goes on).

@@ -3,7 +3,7 @@
 // [data-action] anywhere on the page, keyboard shortcuts) to edits. Each behaviour lives
 // in its own module; this file only wires them together.
 //
-// Test hook: window.forge.editor = {cy, ready, store, settled, replan, text}; `ready` resolves once the
+// Test hook: window.forge.editor = {cy, ready, store, settled, replan, text, threads}; `ready` resolves once the
 // plan is drawn, laid out, compiled and the tool catalogue is loaded; settled() once the
 // latest edit is drawn and laid out (layouts animate).
 import { Api } from "../common/api.js";
@@ -23,6 +23,7 @@ import { GraphView } from "./graph-view.js";
 import { fillHelp } from "./help.js";
 import { Inspector } from "./inspector.js";
 import { ReplanMode } from "./replan-mode.js";
+import { ReviewThreads } from "./review-threads.js";
 import { SaveDialog } from "./save-dialog.js";
 import { bindShortcuts } from "./shortcuts.js";
 import { StatusView } from "./status.js";
@@ -50,7 +51,16 @@ const problems = new ProblemsPanel($("problems"), {
   },
 });
 graphView.onPaint(() => problems.show(store.diagnostics, graphView.located));
-const inspector = new Inspector($("inspector"), { cy, store, catalogue });
+const reviewThreads = new ReviewThreads({
+  api,
+  store,
+  user: data.user,
+  graphView,
+  banner: $("review-banner"),
+  summary: $("review-threads-summary"),
+  submit: $("submit-review-button"),
+});
+const inspector = new Inspector($("inspector"), { cy, store, catalogue, threads: reviewThreads });
 const textView = new TextView({ root: $("text-view"), area: $("text-source"), error: $("text-error"), store });
 new StatusView(
   {
@@ -181,6 +191,7 @@ const ACTIONS = {
   undo: () => store.undo(),
   redo: () => store.redo(),
   save: () => saveDialog.open(),
+  "submit-review": () => reviewThreads.submit(),
   "toggle-deliverable": () => {
     const selected = selectedSteps();
     if (selected.length !== 1) return toast("Select one step to make it the deliverable.");
@@ -260,6 +271,7 @@ const ready = (async () => {
   await Promise.all([
     replan.check(),
     compiler.run(),
+    reviewThreads.load(),
     loadCatalogue(api, catalogue).then(
       () => inspector.render(),
       () => toast("The tool catalogue could not be loaded.", { kind: "error" }),
@@ -270,4 +282,4 @@ const ready = (async () => {
   return window.forge.editor;
 })();
 const settled = () => graphView.rendering.then(() => undefined);
-window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan, text: textView } });
+window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan, text: textView, threads: reviewThreads } });

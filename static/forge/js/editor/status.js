@@ -13,6 +13,7 @@ const STATUS_LABELS = {
   awaiting_approval: "Awaiting approval",
   approved: "Approved",
   rejected: "Rejected",
+  changes_requested: "Changes requested",
   unsaved: "Not saved yet",
 };
 

@@ -50,7 +50,10 @@ export function syncElements(cy, doc) {
 }
 
 // Paints diagnostics on the graph; returns, per diagnostic, the ids of its elements.
-export function applyDiagnostics(cy, diagnostics) {
+// `extraBadges` (Map node id -> [{text, severity}]) adds badges of other kinds, such as
+// the editor's open review threads, after the compiler's; such a node also carries
+// data("threads"), the number given.
+export function applyDiagnostics(cy, diagnostics, extraBadges = new Map()) {
   const nodeIds = new Set(cy.nodes().map((node) => node.id()));
   const edgeIds = new Set(cy.edges().map((edge) => edge.id()));
   const painted = paint(diagnostics, nodeIds, edgeIds);
@@ -62,7 +65,14 @@ export function applyDiagnostics(cy, diagnostics) {
       if (element.isNode()) {
         const entry = painted.nodes.get(element.id());
         extra = entry ? [...entry.classes].join(" ") : "";
-        const image = entry ? badgeImage(entry.badges, NODE_WIDTH) : null;
+        const more = extraBadges.get(element.id()) || [];
+        const badges = [...(entry ? entry.badges : []), ...more];
+        const image = badges.length ? badgeImage(badges, NODE_WIDTH) : null;
+        const threads = more.length ? more[0].count : undefined;
+        if (element.data("threads") !== threads) {
+          if (threads) element.data("threads", threads);
+          else element.removeData("threads");
+        }
         const url = image ? image.url : undefined;
         if (element.data("badgeUrl") !== url) {
           if (url) element.data("badgeUrl", url);

@@ -2,7 +2,8 @@
 // for warnings, blue for infos. Pure. The words come from paint.js's fixed table, never
 // from a plan, and the SVG is a data: URL (allowed by the pages' img-src), so nothing a
 // plan says can end up in markup.
-const COLOURS = { error: "#d92d20", warning: "#dc6803", info: "#1570ef" };
+// "thread": open review threads on the step (purple, apart from the compiler's colours).
+const COLOURS = { error: "#d92d20", warning: "#dc6803", info: "#1570ef", thread: "#6941c6" };
 const CHAR = 6.2;
 const HEIGHT = 16;
 const GAP = 4;

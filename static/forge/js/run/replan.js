@@ -19,7 +19,7 @@ export function resumability(version, policy = "never") {
     return { ok: true, mark: "can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
   }
   const person = `v${version.number} is ${VERSION_LABELS[version.status] || version.status}: a person other than its author (${version.author}) must approve it before the run can resume on it.`;
-  if (policy === "read_only" && version.status !== "rejected") {
+  if (policy === "read_only" && !["rejected", "changes_requested"].includes(version.status)) {
     return { ok: false, mark: "needs a person, or the policy", why: `${person} Unless it is a read-only replan that keeps every constraint: then the policy approves it when you resume.` };
   }
   return { ok: false, mark: "needs a person", why: person };
@@ -30,6 +30,7 @@ const VERSION_LABELS = {
   awaiting_approval: "awaiting approval",
   approved: "approved",
   rejected: "rejected",
+  changes_requested: "changes requested",
   has_errors: "has errors",
 };
 
@@ -66,7 +67,10 @@ export class ReplanPanel {
   }
 
   render(state) {
-    const show = state.status === "needs_replan";
+    // A run that exhausted its budget resumes the same way, on a new version (a larger
+    // budget is drift: a person approves it first).
+    const exhausted = state.status === "budget_exhausted";
+    const show = state.status === "needs_replan" || exhausted;
     this.section.hidden = !show;
     if (!show) {
       this.key = null;
@@ -77,6 +81,21 @@ export class ReplanPanel {
     const first = this.key === null;
     this.key = key;
     this.state = state;
+    const title = this.section.querySelector("#replan-title");
+    if (title) title.textContent = exhausted ? "Budget exhausted" : "Needs a replan";
+    if (exhausted) {
+      replaceChildren(
+        this.failure,
+        h("p", { class: "failure-reason", text: state.blockedReason || "The run's budget is exhausted." }),
+        h("p", { class: "muted small", text: "Steps that never started were cancelled. A new version with a larger budget needs a person's approval before the run resumes on it." }),
+      );
+      replaceChildren(this.sets);
+      this.replans.textContent = `Replans used: ${state.replans} of ${state.maxReplans}.`;
+      if (this.editLink) this.editLink.href = `${this.urls.edit}?version=${state.version}&from_run=${state.runId}`;
+      if (first && this.form) this.loadVersions({ quiet: true });
+      else if (this.form) this.fillVersions();
+      return;
+    }
     const failed = state.steps[state.failedStep];
     const verdict = failed && failed.verdict;
     const failure = [

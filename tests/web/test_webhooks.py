@@ -1,0 +1,200 @@
+"""Signed webhooks against a real local HTTP server: the HMAC over the exact body, the
+Slack-compatible payload, retries with exponential backoff on the task workers, the
+delivery log for admins only, the host allow list (SSRF) and audited configuration."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from plans import services as plan_services
+from reviews import webhooks
+from reviews.models import WebhookDelivery
+from tests.web.runs_helpers import drain
+from tests.web.webhook_receiver import webhook_receiver
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Any:
+    with webhook_receiver() as found:
+        settings.FORGE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{found.port}"]
+        settings.FORGE_BASE_URL = "https://forge.example.com"
+        settings.FORGE_WEBHOOK_BACKOFF_SECONDS = 30
+        settings.FORGE_WEBHOOK_ATTEMPTS = 4
+        yield found
+
+
+def _hook(client: Any, url: str, **fields: Any) -> Any:
+    return client.post(
+        "/api/v1/webhooks", {"name": "team", "url": url, **fields}, content_type="application/json"
+    )
+
+
+def _reject(make_plan: Any, author: Any, approver: Any, capture: Any) -> Any:
+    version = make_plan(author)
+    with capture(execute=True):
+        plan_services.reject(version, approver, "Use the staging host.")
+    return version
+
+
+def test_a_rejection_is_posted_signed_to_the_webhook_with_a_link_to_the_exact_page(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    made = _hook(api_client(admin), receiver.url, kinds=["version_rejected"])
+    assert made.status_code == 201
+    secret = made.json()["secret"]
+    assert "secret" not in api_client(admin).get("/api/v1/webhooks").json()[0]
+
+    version = _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    drain()
+
+    [got] = receiver.received
+    expected = "sha256=" + hmac.new(secret.encode(), got.body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(got.headers["x-forge-signature"], expected)
+    assert got.headers["x-forge-event"] == "version_rejected"
+    body = json.loads(got.body)
+    assert body["kind"] == "version_rejected" and body["comment"] == "Use the staging host."
+    assert body["url"] == (
+        f"https://forge.example.com/plans/{version.plan_id}/versions/{version.number}/"
+    )
+    # Signed with another secret, the same body would not verify.
+    assert webhooks.sign("not-the-secret", got.body) != got.headers["x-forge-signature"]
+    [row] = api_client(admin).get("/api/v1/webhook-deliveries").json()
+    assert row["status"] == "delivered" and row["attempts"] == 1
+    assert row["log"][0]["status_code"] == 200
+
+
+def test_kinds_a_webhook_leaves_out_are_not_posted(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    _hook(api_client(admin), receiver.url, kinds=["run_failed"])
+    _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    drain()
+    assert receiver.received == []
+    assert not WebhookDelivery.objects.exists()
+
+
+def test_the_slack_format_posts_text_with_the_link_and_the_comment(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    _hook(api_client(admin), receiver.url, format="slack")
+    version = _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    drain()
+    [got] = [
+        r for r in receiver.received if json.loads(r.body).get("text", "").find("rejected") > 0
+    ]
+    text = json.loads(got.body)["text"]
+    link = f"https://forge.example.com/plans/{version.plan_id}/versions/{version.number}/"
+    assert text.startswith(f"<{link}|release notes v{version.number} was rejected by approver>")
+    assert "> Use the staging host." in text
+
+
+def test_failed_attempts_are_retried_with_exponential_backoff_then_delivered(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    _hook(api_client(admin), receiver.url, kinds=["version_rejected"])
+    receiver.statuses = [500, 503]
+    _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get()
+
+    start = timezone.now()
+    first = webhooks.attempt(delivery.pk, now=start)
+    assert (first.status, first.attempts) == ("pending", 1)
+    assert first.next_attempt_at == start + timedelta(seconds=30)
+    second = webhooks.attempt(delivery.pk, now=start + timedelta(seconds=30))
+    assert second.next_attempt_at == start + timedelta(seconds=30 + 60)  # doubled
+    third = webhooks.attempt(delivery.pk, now=start + timedelta(seconds=90))
+    assert (third.status, third.attempts, third.next_attempt_at) == ("delivered", 3, None)
+    assert [entry["status_code"] for entry in third.log] == [500, 503, 200]
+    assert [entry["error"] for entry in third.log] == ["HTTP status 500", "HTTP status 503", ""]
+    # Every attempt carried the same signed body.
+    assert len({r.body for r in receiver.received}) == 1 and len(receiver.received) == 3
+
+
+def test_the_worker_schedules_the_retry_for_when_its_backoff_has_passed(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    _hook(api_client(admin), receiver.url, kinds=["version_rejected"])
+    receiver.statuses = [500]
+    _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    before = timezone.now()
+    drain()  # the first attempt fails; the retry waits 30 s, so the queue is "empty"
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    waiting = DBTaskResult.objects.filter(
+        task_path="reviews.tasks.deliver_webhook", status="READY"
+    ).get()
+    assert waiting.run_after >= before + timedelta(seconds=29)
+    assert waiting.run_after == delivery.next_attempt_at
+    # Its time comes: the worker delivers it.
+    DBTaskResult.objects.filter(pk=waiting.pk).update(run_after=timezone.now())
+    drain()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+
+
+def test_a_delivery_gives_up_after_the_last_attempt(
+    receiver, admin, author, approver, api_client, make_plan, django_capture_on_commit_callbacks
+):
+    _hook(api_client(admin), receiver.url, kinds=["version_rejected"])
+    receiver.statuses = [500] * 10
+    _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get()
+    for _ in range(4):
+        delivery = webhooks.attempt(delivery.pk)
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("failed", 4, None)
+    assert webhooks.attempt(delivery.pk).attempts == 4  # nothing more is sent
+    assert len(receiver.received) == 4
+
+
+def test_hosts_off_the_allow_list_are_refused_when_saved_and_when_sent(
+    receiver, admin, author, approver, api_client, make_plan, settings,
+    django_capture_on_commit_callbacks,
+):  # fmt: skip
+    client = api_client(admin)
+    for url in ("http://169.254.169.254/latest/meta-data", "http://127.0.0.1:1/x",
+                "file:///etc/passwd", f"http://localhost:{receiver.port}/hook"):  # fmt: skip
+        refused = _hook(client, url)
+        assert refused.status_code == 400, url
+        assert refused.json()["code"] == "webhook_host_not_allowed"
+    assert _hook(client, receiver.url).status_code == 201
+    settings.FORGE_WEBHOOK_ALLOWED_HOSTS = []  # taken off the list after it was saved
+    _reject(make_plan, author, approver, django_capture_on_commit_callbacks)
+    delivery = webhooks.attempt(WebhookDelivery.objects.get().pk)
+    assert "not on FORGE_WEBHOOK_ALLOWED_HOSTS" in delivery.log[0]["error"]
+    assert delivery.log[0]["status_code"] is None
+    assert receiver.received == []
+
+
+def test_only_admins_configure_webhooks_and_read_the_log_and_changes_are_audited(
+    receiver, admin, approver, author, api_client, session_client
+):
+    from audit.models import AuditEvent
+
+    assert _hook(api_client(approver), receiver.url).status_code == 403
+    assert api_client(approver).get("/api/v1/webhook-deliveries").status_code == 403
+    assert session_client(author).get("/inbox/webhooks/").status_code == 403
+    page = session_client(admin).get("/inbox/webhooks/")
+    assert page.status_code == 200 and "Delivery log" in page.content.decode()
+
+    made = _hook(api_client(admin), receiver.url).json()
+    changed = api_client(admin).patch(
+        f"/api/v1/webhooks/{made['id']}", {"active": False, "rotate_secret": True},
+        content_type="application/json",
+    )  # fmt: skip
+    assert changed.status_code == 200 and changed.json()["secret"] != made["secret"]
+    assert api_client(admin).delete(f"/api/v1/webhooks/{made['id']}").status_code == 204
+    events = list(AuditEvent.objects.filter(object_type="webhook").order_by("seq"))
+    assert [e.action for e in events] == ["webhook.created", "webhook.updated", "webhook.deleted"]
+    assert events[1].payload["after"]["active"] is False
+    assert events[1].payload["rotated"] is True
+    assert all(made["secret"] not in json.dumps(e.payload) for e in events)
