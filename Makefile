@@ -6,6 +6,9 @@ PYTHON ?= $(shell command -v python3.12 2>/dev/null || command -v python3 2>/dev
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# Where `make run` serves: make run PORT=8123 HOST=0.0.0.0
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: help run test lint bench clean
 
@@ -19,18 +22,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	rm -f $(VENV)/.installed-* && touch $@
 
-run: $(STAMP) ## Set up, migrate, load the demo, start web server and worker
+run: $(STAMP) ## Set up, migrate, load the demo, start web server and worker (PORT=, HOST=)
+	@./.ci/system-packages run
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py forge_demo
-	$(BIN)/python manage.py forge_serve
+	$(BIN)/python manage.py forge_serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP) ## Set up from nothing and run every test (SQLite, then the web tests but slow ones on PostgreSQL)
-	env -u DATABASE_URL $(BIN)/python -m pytest
+	@./.ci/system-packages test
+	env -u DATABASE_URL $(BIN)/python -m pytest -rs
 	@pg="$${FORGE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"; \
 	again="tests/web"; \
 	if $(BIN)/python -c 'import sys, psycopg; psycopg.connect(sys.argv[1], connect_timeout=3).close()' "$$pg" 2>/dev/null; then \
 		echo "--- again on PostgreSQL ($$pg): $$again"; \
-		DATABASE_URL="$$pg" $(BIN)/python -m pytest -m "not slow" $$again; \
+		DATABASE_URL="$$pg" $(BIN)/python -m pytest -rs -m "not slow" $$again; \
 	elif [ "$$FORGE_REQUIRE_SERVICES" = 1 ]; then \
 		echo "PostgreSQL does not answer at $$pg, and FORGE_REQUIRE_SERVICES=1" >&2; exit 1; \
 	else \
@@ -45,6 +50,7 @@ lint: $(STAMP) ## ruff, mypy on the core, the import contracts
 
 bench: $(STAMP) ## Run every benchmark (each against a baseline measured in the same run)
 	$(BIN)/python -m bench.compile
+	$(BIN)/python -m bench.startup
 	$(BIN)/python -m bench.import_limits
 	$(BIN)/python -m bench.body_limit
 	$(BIN)/python -m bench.overhead

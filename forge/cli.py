@@ -46,40 +46,32 @@ the URL or the token is missing.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
-import json
 import os
-import secrets
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from forge.agents import AgentRunner
-from forge.compiler import CompileResult, GraphCompiler
-from forge.compiler.milestones import DEFAULT_WARN_STEPS
 from forge.errors import ForgeError
-from forge.models import ModelPort, model_from_spec
-from forge.models.config import Endpoint
-from forge.plan import (
-    DEFAULT_LIMITS,
-    ImportLimits,
-    PlanDocument,
-    detect_format,
-    dump_plan,
-    load_plan,
-)
-from forge.planners import PlannerPort
-from forge.planners.config import PLANNER_SPECS, planner_from_spec
-from forge.progress import ProgressPrinter
-from forge.runners import SANDBOX_MODES, SandboxMode
-from forge.runners.mcp_config import load_mcp_servers
-from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
-from forge.runtime.local import ApprovalNotice, LocalRun, LocalRunResult
-from forge.toolbox import McpConfigError, McpServerConfig, Toolbox, build_toolbox
-from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolSpec
+from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
+from forge.runners.modes import SANDBOX_MODES, SandboxMode
+
+# Each command imports what it needs when it runs (``forge --help`` and ``forge compile``
+# start in a fraction of the time ``run``'s agents, models and HTTP client take to import;
+# tests/unit/cli/test_startup_imports.py holds them to that).
+if TYPE_CHECKING:
+    from forge.compiler import CompileResult
+    from forge.models import ModelPort
+    from forge.models.config import Endpoint
+    from forge.plan import PlanDocument
+    from forge.planners import PlannerPort
+    from forge.runtime.local import ApprovalNotice, LocalRunResult
+    from forge.toolbox import McpServerConfig, Toolbox
+    from forge.tools import Policy, ToolSpec
+
+# forge.planners.config.PLANNER_SPECS, for --planner's help; importing that module loads
+# the models and their HTTP client, so a test keeps this copy equal to it instead.
+PLANNER_SPECS = "openai:MODEL (llm:MODEL) or scripted:FILE[,FILE...]"
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNREADABLE, EXIT_NEEDS_REPLAN, EXIT_AWAITING_APPROVAL = 0, 1, 2, 3, 4
 EXIT_UPLOAD_FAILED = 5
@@ -248,6 +240,8 @@ def _add_config_argument(parser: argparse.ArgumentParser, note: str = "") -> Non
 
 def _mcp_servers(args: argparse.Namespace) -> list[McpServerConfig]:
     """The servers of ``--config``, then of ``--mcp`` (``run`` only)."""
+    from forge.runners.mcp_config import McpConfigError, McpServerConfig, load_mcp_servers
+
     try:
         servers = list(load_mcp_servers(args.config)) if args.config else []
         servers += [McpServerConfig.parse(text) for text in getattr(args, "mcp", ())]
@@ -260,6 +254,8 @@ def _toolbox(
     args: argparse.Namespace, allowed_hosts: Sequence[str] = (), sandbox: SandboxMode = "bwrap"
 ) -> Toolbox:
     """The toolbox of ``args``, its servers discovered; unavailable ones named on stderr."""
+    from forge.toolbox import McpConfigError, build_toolbox
+
     servers = _mcp_servers(args)
     try:
         toolbox = build_toolbox(mcp_servers=servers, allowed_hosts=allowed_hosts, sandbox=sandbox)
@@ -277,6 +273,8 @@ def _toolbox(
 
 
 def read_document(args: argparse.Namespace) -> PlanDocument:
+    from forge.plan import detect_format, load_plan
+
     limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
     try:
         if args.file == "-":
@@ -297,6 +295,8 @@ def read_document(args: argparse.Namespace) -> PlanDocument:
 
 
 def _policy(path: Path | None) -> Policy:
+    from forge.tools import DEFAULT_POLICY, Policy, PolicyError
+
     if path is None:
         return DEFAULT_POLICY
     try:
@@ -306,6 +306,11 @@ def _policy(path: Path | None) -> Policy:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    from forge.compiler import GraphCompiler
+    from forge.gcpause import paused_gc
+    from forge.plan.codec import indented_json
+    from forge.tools import PolicyEngine
+
     document = read_document(args)
     policy = PolicyEngine(_policy(args.policy))
     # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
@@ -313,9 +318,11 @@ def _compile(args: argparse.Namespace) -> int:
         compiler = GraphCompiler(
             toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
         )
-        result = compiler.compile(document)
-    if args.json:
-        print(json.dumps(result.to_data(), indent=2, ensure_ascii=False))
+        with paused_gc():  # a compiled graph and its JSON hold no reference cycles
+            result = compiler.compile(document)
+            text = indented_json(result.to_data()) if args.json else None
+    if text is not None:
+        print(text)
     else:
         _print_diagnostics(args.file, result)
         if result.impact is not None:
@@ -328,6 +335,8 @@ def _compile(args: argparse.Namespace) -> int:
 def _milestone_warn_steps() -> int:
     """``FORGE_MILESTONE_WARN_STEPS``: a plan of more steps without milestones draws a
     warning (default 50; 0: never), as on the web."""
+    from forge.compiler.milestones import DEFAULT_WARN_STEPS
+
     value = os.environ.get("FORGE_MILESTONE_WARN_STEPS", "").strip()
     if not value:
         return DEFAULT_WARN_STEPS
@@ -365,6 +374,9 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
     from forge import evaluation  # loaded by this command only
 
     try:
@@ -426,6 +438,9 @@ def _uploader(url: str) -> Callable[[dict[str, object]], bool]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
     document = read_document(args)
     if args.sandbox == "rlimits":
         print("forge: warning: --sandbox rlimits: shell steps run with resource limits only, "
@@ -445,6 +460,16 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, note: str) -> int:
+    import contextlib
+    import secrets
+
+    from forge.agents import AgentRunner
+    from forge.compiler import GraphCompiler
+    from forge.progress import ProgressPrinter
+    from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
+    from forge.runtime.local import LocalRun
+    from forge.tools import PolicyEngine
+
     policy = PolicyEngine(_policy(args.policy))
     hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
@@ -488,6 +513,8 @@ def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, n
 
 
 def _endpoint(args: argparse.Namespace) -> Endpoint:
+    from forge.models.config import Endpoint
+
     return Endpoint.from_env(
         os.environ,
         base_url=args.base_url,
@@ -497,6 +524,8 @@ def _endpoint(args: argparse.Namespace) -> Endpoint:
 
 
 def _model(spec: str, args: argparse.Namespace) -> ModelPort:
+    from forge.models import model_from_spec
+
     try:
         return model_from_spec(spec, _endpoint(args))
     except (ForgeError, ValueError) as exc:
@@ -504,6 +533,8 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 
 
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
+    from forge.planners.config import planner_from_spec
+
     limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
     try:
         return planner_from_spec(spec, _endpoint(args), tools=tools, limits=limits)
@@ -518,6 +549,8 @@ def _print_approval(notice: ApprovalNotice) -> None:
 
 
 def _report(name: str, result: LocalRunResult) -> int:
+    from forge.compiler import CompileResult
+
     if result.status == "not_compiled":
         _print_diagnostics(name, CompileResult(result.diagnostics, None))
         return EXIT_ERRORS
@@ -556,6 +589,8 @@ def _report(name: str, result: LocalRunResult) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from forge.plan import dump_plan
+
     document = read_document(args)
     _mcp_servers(args)  # the same options work for every command; a bad file is said so
     sys.stdout.write(dump_plan(document, args.to))

@@ -18,23 +18,22 @@ other tools are unaffected. ``close()`` ends every session.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from forge.runners.base import Runner
-from forge.runners.catalog import builtin_runners
 from forge.runners.mcp_config import McpConfigError, McpServerConfig
 from forge.runners.python import discover_python_tools
-from forge.runners.sandbox import Limits, SandboxMode
 from forge.tools import BUILTIN_TOOLS, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from forge.runners.mcp_connection import McpConnection, McpDiscovery
+    from forge.runners.sandbox import Limits, SandboxMode
 
 __all__ = [
     "McpConfigError",
@@ -71,12 +70,14 @@ class ToolboxSnapshot:
 
 @dataclass
 class Toolbox:
-    """Built-in and Python tools (fixed) plus the tools of MCP ``connections``."""
+    """Built-in and Python tools (fixed: ``base`` specs, ``base_runners`` by name) plus
+    the tools of MCP ``connections``."""
 
-    base: tuple[tuple[ToolSpec, Runner], ...]
+    base: tuple[ToolSpec, ...]
     connections: tuple[McpConnection, ...] = ()
     refresh_s: float | None = None  # None: discover once
     clock: Callable[[], float] = time.monotonic
+    base_runners: Mapping[str, Runner] = field(default_factory=dict)
     _snapshot: ToolboxSnapshot | None = field(default=None, init=False)
     _servers: tuple[ServerStatus, ...] = field(default=(), init=False)
     _discovered_at: float = field(default=0.0, init=False)
@@ -149,11 +150,15 @@ class Toolbox:
             raise RuntimeError("the toolbox is closed")
         found: list[McpDiscovery] = []
         if self.connections:
+            from concurrent.futures import ThreadPoolExecutor
+
             # Servers start and answer in parallel: one slow server costs its own time.
             with ThreadPoolExecutor(len(self.connections), "forge-mcp-discover") as pool:
                 found = list(pool.map(lambda connection: connection.discover(), self.connections))
         self._discovered_at = self.clock()
-        registry, runners, statuses = _assemble(self.base, self.connections, found)
+        registry, runners, statuses = _assemble(
+            self.base, self.base_runners, self.connections, found
+        )
         self._servers = statuses
         previous = self._snapshot
         if previous is not None and _same(previous.registry, registry):
@@ -163,12 +168,13 @@ class Toolbox:
 
 
 def _assemble(
-    base: Iterable[tuple[ToolSpec, Runner]],
+    base: Iterable[ToolSpec],
+    base_runners: Mapping[str, Runner],
     connections: Sequence[McpConnection],
     found: Sequence[McpDiscovery],
-) -> tuple[ToolRegistry, dict[str, Runner], tuple[ServerStatus, ...]]:
-    specs = {spec.name: spec for spec, _ in base}
-    runners = {spec.name: runner for spec, runner in base}
+) -> tuple[ToolRegistry, Mapping[str, Runner], tuple[ServerStatus, ...]]:
+    specs = {spec.name: spec for spec in base}
+    runners: dict[str, Runner] = {}  # the servers' (names never clash with the base's)
     unavailable: dict[str, str] = {}
     statuses = []
     now = time.time()
@@ -182,7 +188,8 @@ def _assemble(
         names = () if error else tuple(sorted(spec.name for spec, _ in discovery.tools))
         transport = connection.config.transport
         statuses.append(ServerStatus(discovery.server, transport, not error, error, names, now))
-    return ToolRegistry(specs.values(), unavailable=unavailable), runners, tuple(statuses)
+    registry = ToolRegistry(specs.values(), unavailable=unavailable)
+    return registry, _Runners(runners, base_runners), tuple(statuses)
 
 
 def _conflict(discovery: McpDiscovery, taken: Mapping[str, ToolSpec]) -> str:
@@ -223,11 +230,14 @@ def build_toolbox(
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise McpConfigError(f"MCP server name(s) given twice: {', '.join(repeated)}")
-    runners = builtin_runners(allowed_hosts=allowed_hosts, sandbox=sandbox, limits=limits)
-    base: list[tuple[ToolSpec, Runner]] = [(spec, runners[spec.name]) for spec in BUILTIN_TOOLS]
-    if python_tools:
-        base += discover_python_tools()
-    ToolRegistry(spec for spec, _ in base)  # a Python tool may not reuse a built-in's name
+    builtins = _BuiltinRunners(
+        [spec.name for spec in BUILTIN_TOOLS],
+        {"allowed_hosts": tuple(allowed_hosts), "sandbox": sandbox, "limits": limits},
+    )
+    installed = discover_python_tools() if python_tools else []
+    base = (*BUILTIN_TOOLS, *(spec for spec, _ in installed))
+    ToolRegistry(base)  # a Python tool may not reuse a built-in's name
+    runners = _Runners({spec.name: runner for spec, runner in installed}, builtins)
     connections: tuple[McpConnection, ...] = ()
     if mcp_servers:
         # the MCP SDK takes most of a second to import: only pay when servers are used
@@ -236,4 +246,61 @@ def build_toolbox(
         connections = tuple(
             McpConnection(config, startup_timeout_s=startup_timeout_s) for config in mcp_servers
         )
-    return Toolbox(tuple(base), connections, refresh_s)
+    return Toolbox(base, connections, refresh_s, base_runners=runners)
+
+
+class _BuiltinRunners(Mapping[str, Runner]):
+    """The built-in runners, made (and their modules imported) when one is first looked
+    up: compiling needs only the tools' specs, and the runners' modules (processes,
+    SQLite, HTTP) were a third of a short command's start-up."""
+
+    def __init__(self, names: Sequence[str], options: Mapping[str, object]) -> None:
+        self._names = frozenset(names)
+        self._order = tuple(names)
+        self._options = options
+        self._made: Mapping[str, Runner] | None = None
+        self._lock = threading.Lock()
+
+    def _runners(self) -> Mapping[str, Runner]:
+        with self._lock:
+            if self._made is None:
+                from forge.runners.catalog import builtin_runners
+
+                self._made = builtin_runners(**self._options)  # type: ignore[arg-type]
+            return self._made
+
+    def __getitem__(self, name: str) -> Runner:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._runners()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+class _Runners(Mapping[str, Runner]):
+    """``first``'s runners, then ``then``'s, whose names the registry keeps apart; a
+    lookup of one leaves the other untouched (``_BuiltinRunners`` stay unmade)."""
+
+    def __init__(self, first: Mapping[str, Runner], then: Mapping[str, Runner]) -> None:
+        self._first = first
+        self._then = then
+
+    def __getitem__(self, name: str) -> Runner:
+        runner = self._first.get(name)
+        return self._then[name] if runner is None else runner
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._first or name in self._then
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self._first, self._then)
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._then)

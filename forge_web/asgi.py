@@ -1,7 +1,7 @@
 """ASGI entry point: HTTP through Django (and /static/ unless a proxy serves it) behind
-the request body limit, the MCP tools at /mcp (``forge_web.mcp``, whose session manager
-the lifespan protocol starts), websockets through Channels. Served by uvicorn
-(``python -m forge_web.serve``)."""
+the request body limit, the MCP tools at /mcp (``forge_web.mcp``, built and its session
+manager started once the lifespan protocol has started: ``forge_web.mcp_startup``),
+websockets through Channels. Served by uvicorn (``python -m forge_web.serve``)."""
 
 import os
 
@@ -24,12 +24,13 @@ http_app = BodyLimit(
 )
 
 from accounts.websockets import WebsocketAuthStack  # noqa: E402
-from forge_web.mcp import McpEndpoint  # noqa: E402
+from forge_web.mcp_startup import DeferredMcp  # noqa: E402
 from reviews.routing import websocket_urlpatterns as review_routes  # noqa: E402
 from runs.routing import websocket_urlpatterns as run_routes  # noqa: E402
 
 # Agents' MCP tools; their calls go into Django as API requests with the agent's token.
-mcp_endpoint = McpEndpoint(django_asgi_app)
+# The MCP SDK is imported after the server answers, not before (forge_web.mcp_startup).
+mcp_endpoint = DeferredMcp(django_asgi_app)
 
 application = ProtocolTypeRouter(
     {

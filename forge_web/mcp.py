@@ -14,9 +14,11 @@ nothing here that its token's user could not do with curl.
   ``ALLOWED_HOSTS``).
 - Stateless: no MCP session outlives its HTTP request, so any web process can answer
   any request (no sticky sessions), and nothing in memory has to be shared.
-- The SDK's session manager runs for the life of the process: ``lifespan`` starts it
-  (``forge_web.asgi`` routes the ASGI lifespan protocol to it; ``forge_web.serve`` turns
-  the protocol on). Bodies are bounded like every request (``forge_web.body_limit``).
+- The SDK's session manager runs for the life of the server: ``lifespan`` starts it
+  (``forge_web.asgi`` routes the ASGI lifespan protocol to ``forge_web.mcp_startup``'s
+  ``DeferredMcp``, which imports this module and builds the endpoint once the server
+  answers; ``forge_web.serve`` turns the protocol on). Bodies are bounded like every
+  request (``forge_web.body_limit``).
 """
 
 from __future__ import annotations
@@ -34,10 +36,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from forge.client import AsyncForgeClient
 from forge.mcp_server import build_server
 from forge_web.body_limit import BodyLimit
+from forge_web.mcp_startup import MCP_PATH
 
 __all__ = ["MCP_PATH", "McpEndpoint"]
-
-MCP_PATH = "/mcp"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

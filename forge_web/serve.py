@@ -16,8 +16,9 @@ What is set, and why (every other option is uvicorn's default):
   is deprecated), pinged every 20 s (a dead client is dropped within 40 s), with client
   messages of at most 64 KiB (Forge's clients send none), and no per-message
   compression: deflating every event once per watcher made a crowd CPU-bound;
-- the lifespan protocol on: it starts the MCP tools' session manager (``forge_web.mcp``)
-  before the first request, and a failure to start it stops the server;
+- the lifespan protocol on: it builds the MCP tools' endpoint and starts its session
+  manager (``forge_web.mcp_startup``) once the server answers; ``/mcp`` requests wait for
+  it, and a failure to start it is logged and answered with 503 at ``/mcp`` only;
 - no ``Server`` header, and at most 10 s for open connections to finish when stopping.
 """
 

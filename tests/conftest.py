@@ -7,12 +7,14 @@ more with ``make_user("bob", "author", "approver")``.
 ``api_client(user)`` is a test client that sends a fresh bearer token of ``user``;
 ``session_client(user)`` is logged in by session and enforces CSRF like a browser.
 
-Services: ``require_service("postgres")`` (also "redis", "chromium", "bwrap") skips
-the test with a message naming what is missing, or fails it when the environment sets
-``FORGE_REQUIRE_SERVICES=1`` (CI). ``@pytest.mark.requires("redis")`` does the same
-for a whole test. ``@pytest.mark.postgres`` marks tests about PostgreSQL itself
-(triggers, locks): they run in the PostgreSQL pass of ``make test`` and are skipped
-when the suite runs on SQLite.
+Services: ``require_service("postgres")`` (also "redis", "chromium", "bwrap", "node")
+skips the test with a message naming what is missing, or fails it when the environment
+sets ``FORGE_REQUIRE_SERVICES=1`` (CI, ``.ci/run``), which also turns any other skip into a
+failure: a run that must prove everything cannot pass by leaving tests out.
+``@pytest.mark.requires("redis")`` does the same for a whole test.
+``@pytest.mark.postgres`` marks tests about PostgreSQL itself (triggers, locks): they
+run in the PostgreSQL pass of ``make test`` and are deselected when the suite runs on
+SQLite.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "requires(*services): needs postgres, redis, chromium, bwrap"
+        "markers", "requires(*services): needs postgres, redis, chromium, bwrap, node"
     )
     config.addinivalue_line(
         "markers", "postgres: about PostgreSQL itself; runs when the suite does"
@@ -99,11 +101,16 @@ def _bwrap_missing() -> str | None:
     return None if shutil.which("bwrap") else "bubblewrap (bwrap) is not installed"
 
 
+def _node_missing() -> str | None:
+    return None if shutil.which("node") else "Node.js is not installed (apt-get install nodejs)"
+
+
 SERVICES: dict[str, Callable[[], str | None]] = {
     "postgres": _postgres_missing,
     "redis": _redis_missing,
     "chromium": _chromium_missing,
     "bwrap": _bwrap_missing,
+    "node": _node_missing,
 }
 
 
@@ -120,6 +127,18 @@ def require_service(*names: str) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers("requires"):
         require_service(*marker.args)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Under ``FORGE_REQUIRE_SERVICES=1`` a skipped test fails, whatever skipped it (a
+    ``skipif``, a missing library, ``pytest.skip``), with the skip's reason."""
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_SERVICES and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and FORGE_REQUIRE_SERVICES=1 fails every skip: {reason}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

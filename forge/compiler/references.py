@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-
 from forge.compiler.diagnostics import Diagnostic
 from forge.compiler.structure import Structure
 from forge.plan import Step
@@ -171,6 +169,8 @@ class ReferenceChecker:
     def _validator(self, spec: ToolSpec) -> Any:
         validator = self._validators.get(spec.name)
         if validator is None:
+            import jsonschema  # only plans that pass data between steps pay for its import
+
             schema = dict(spec.args_schema)
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
             validator = self._validators[spec.name] = cls(schema)

@@ -25,8 +25,6 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
-import networkx as nx
-
 from forge.compiler.diagnostics import Diagnostic, name_list
 from forge.plan import Step
 
@@ -150,6 +148,8 @@ def _cycles(stuck: list[str], depends_on: Mapping[str, tuple[str, ...]]) -> list
     """Cycle diagnostics for ``stuck`` (the steps Kahn could not place, in document
     order): per strongly connected component, in order of its earliest step, the
     shortest cycles through its earliest steps, at most ``MAX_CYCLES_PER_COMPONENT``."""
+    import networkx as nx  # only a plan with a cycle pays for its import
+
     position = {step_id: index for index, step_id in enumerate(stuck)}
     graph = nx.DiGraph()
     graph.add_nodes_from(range(len(stuck)))

@@ -1,8 +1,11 @@
 """Plain data (what JSON and YAML give) to ``PlanDocument`` and back.
 
 Reading is strict: an unknown field, a wrong type or an invalid id is refused with the
-path of the offending value, so nothing a user wrote is silently dropped. Writing omits
-fields that hold their defaults, except ``depends_on``, which every step states.
+path of the offending value, so nothing a user wrote is silently dropped. Data is first
+read the fast way (``forge.plan.typed``: msgspec checks types in C); what it cannot
+vouch for, every refusal among it, is read here by hand, which says what is wrong.
+Writing omits fields that hold their defaults, except ``depends_on``, which every step
+states.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import json
 import math
 from collections.abc import Mapping
 from typing import Any, cast
+
+import msgspec
 
 from forge.errors import PlanDocumentError
 from forge.plan.document import (
@@ -28,8 +33,9 @@ from forge.plan.document import (
     Step,
 )
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_id, check_shape
+from forge.plan.typed import read
 
-__all__ = ["canonical_json", "content_hash", "from_data", "to_data"]
+__all__ = ["canonical_json", "content_hash", "from_data", "indented_json", "to_data"]
 
 _PLAN_FIELDS = {
     "schema", "goal", "deliverable", "risk_level", "requires_approval_before",
@@ -105,6 +111,12 @@ def _kind(value: object) -> str:
 
 def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
     """Build a ``PlanDocument`` from parsed JSON or YAML, refusing anything malformed."""
+    document = read(data, limits)
+    return read_by_hand(data, limits) if document is None else document
+
+
+def read_by_hand(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
+    """``from_data`` checking each field in Python: the way that names what is wrong."""
     check_shape(data, limits)
     plan = _mapping(data, "")
     _known(plan, _PLAN_FIELDS, "")
@@ -306,9 +318,28 @@ def _step_data(step: Step) -> dict[str, Any]:
     return data
 
 
+# One encoder for every call: ``json.dumps`` with options builds a new one each time,
+# which was a good part of hashing each step's arguments and fingerprint.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_COMPACT = json.JSONEncoder(ensure_ascii=False)
+
+
 def canonical_json(data: Any) -> str:
     """One spelling of ``data``: sorted keys, no spaces, UTF-8 kept as is."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(data)
+
+
+def indented_json(data: Any) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)``, the same text: written by the
+    C encoder and indented by msgspec, where ``json.dumps`` with an indent falls back to
+    its Python encoder (a 10,000-step compile result took longer to write than to make).
+    What only Python writes (``NaN``, ``Infinity``) msgspec cannot read: that goes the
+    slow way."""
+    text = _COMPACT.encode(data)
+    try:
+        return msgspec.json.format(text, indent=2)
+    except msgspec.DecodeError:
+        return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def content_hash(document: PlanDocument) -> str:

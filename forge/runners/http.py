@@ -14,15 +14,18 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from forge.redaction import is_secret_key, redact
 from forge.runners.base import Isolation, RunContext, RunnerOutcome
 from forge.runners.errors import HostNotAllowed, ResponseTooLarge, RunnerError, RunnerTimeout
 from forge.runners.preview import CallPreview, json_text
 from forge.tools.spec import ToolSpec
+
+# httpx (with the CLI it brings along) is imported by the calls that use it, not by every
+# process that builds the runners: `forge compile` builds them without sending anything.
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["HttpRunner", "idempotency_key"]
 
@@ -68,6 +71,8 @@ class HttpRunner:
         return CallPreview("http_request", f"{method} {url}{reach}", "\n".join(lines))
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
+        import httpx
+
         isolation: Isolation = "host-allowlist"
         deadline = time.monotonic() + context.timeout_s
         method = str(args["method"]).upper()
@@ -110,6 +115,8 @@ class HttpRunner:
     def _send(
         self, client: httpx.Client, request: httpx.Request, deadline: float
     ) -> tuple[int, dict[str, str], str, str]:
+        import httpx
+
         for _ in range(self.max_redirects + 1):
             self._check_host(request.url)
             request.extensions["timeout"] = httpx.Timeout(_remaining(deadline)).as_dict()
@@ -168,6 +175,8 @@ def _secret_header(name: str) -> bool:
 
 
 def _host(url: str) -> str:
+    import httpx
+
     try:
         return httpx.URL(url).host.lower()
     except httpx.InvalidURL:

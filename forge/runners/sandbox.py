@@ -30,16 +30,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from forge.runners.base import Isolation
 from forge.runners.errors import RunnerError, SandboxUnavailable
+from forge.runners.modes import SANDBOX_MODES, SandboxMode
 
 __all__ = ["NOBODY", "SANDBOX_MODES", "Launch", "Limits", "Sandbox", "SandboxMode"]
 
 NOBODY = 65534
-SandboxMode = Literal["bwrap", "rlimits"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("bwrap", "rlimits")
 
 # The worker and the CLI show this as is: it names the cause and both ways out.
 _UNAVAILABLE = (

@@ -18,8 +18,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from forge.errors import ForgeError
 from forge.tools.spec import FORCED_APPROVAL, SideEffect, ToolSpec
 
@@ -87,6 +85,8 @@ class Policy:
     def from_file(cls, path: Path) -> Policy:
         """A policy from a YAML or JSON file (``.json``: JSON; anything else: YAML, loaded
         safely). Raises ``PolicyError`` naming the file for anything unreadable."""
+        import yaml  # only a policy file pays for its import
+
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)

@@ -44,8 +44,9 @@ class ToolRegistry:
     def register(self, spec: ToolSpec) -> None:
         if spec.name in self._specs:
             raise ValueError(f"tool {spec.name!r} is already registered")
-        # Compile now, so a broken schema fails at registration rather than mid-compile.
-        self._validators[spec.name] = fastjsonschema.compile(dict(spec.args_schema))
+        # Compile now, so a broken schema fails at registration rather than mid-compile;
+        # once per distinct schema in a process (each discovery builds a new registry).
+        self._validators[spec.name] = _compiled(_schema_key(spec))
         self._specs[spec.name] = spec
 
     def get(self, name: str) -> ToolSpec:
@@ -83,6 +84,10 @@ class ToolRegistry:
             raise ArgumentsInvalid(f"arguments of {name!r}: {exc.message}") from None
 
 
+def _schema_key(spec: ToolSpec) -> str:
+    return json.dumps(spec.args_schema, sort_keys=True, default=dict)
+
+
 @lru_cache(maxsize=256)
 def _compiled(schema_json: str) -> Callable[[Any], Any]:
     return fastjsonschema.compile(json.loads(schema_json))
@@ -92,7 +97,7 @@ def validate_with_schema(spec: ToolSpec, args: Mapping[str, Any]) -> None:
     """``ToolRegistry.validate_args`` for a spec at hand without its registry (a call
     resolved at run time, ``forge.runtime.calls``): the same validator and message,
     compiled once per distinct schema. Raises ``ArgumentsInvalid``."""
-    validator = _compiled(json.dumps(spec.args_schema, sort_keys=True, default=dict))
+    validator = _compiled(_schema_key(spec))
     try:
         validator(args if isinstance(args, dict) else dict(args))
     except fastjsonschema.JsonSchemaValueException as exc:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -36,6 +41,39 @@ def test_a_missing_service_fails_when_services_are_required(
         require_service("redis")
 
     assert str(failed.value) == "Redis is not reachable at nowhere:1 (FORGE_REQUIRE_SERVICES=1)"
+
+
+_SKIPPING = """
+import pytest
+
+def test_skipped_by_hand():
+    pytest.skip("nothing to see")
+
+@pytest.mark.skipif(True, reason="not here")
+def test_skipped_by_a_condition():
+    pass
+
+def test_passes():
+    pass
+"""
+
+
+@pytest.mark.parametrize(("required", "exit_code"), [("1", 1), ("", 0)])
+def test_every_skip_fails_when_services_are_required(tmp_path: Path, required, exit_code):
+    """``.ci/run`` sets FORGE_REQUIRE_SERVICES=1: then no skip of any kind passes a run."""
+    (tmp_path / "test_skipping.py").write_text(_SKIPPING)
+    env = {**os.environ, "FORGE_REQUIRE_SERVICES": required}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "-c", "pyproject.toml",
+         "--rootdir", str(REPO), "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == exit_code, result.stdout[-3000:]
+    if required:
+        assert "FORGE_REQUIRE_SERVICES=1 fails every skip: Skipped: nothing to see" in result.stdout
+        assert "1 failed, 1 passed, 1 error" in result.stdout
+    else:
+        assert "1 passed, 2 skipped" in result.stdout
 
 
 @pytest.mark.requires("redis")

@@ -2,23 +2,26 @@
 
 ``load_plan`` checks the size limit on the raw bytes first, then parses with the format's
 safe reader and builds the document through the strict codec, so every format obeys the
-same import limits and refuses with the same ``PlanDocumentError`` codes.
+same import limits and refuses with the same ``PlanDocumentError`` codes. Each format's
+module is imported when that format is first read or written: reading JSON does not pay
+for YAML's parser.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, cast
 
 from forge.errors import PlanDocumentError
-from forge.plan.document import PlanDocument
+from forge.gcpause import paused_gc
 from forge.plan.formats.detect import detect_format
-from forge.plan.formats.dot_write import dump_dot
-from forge.plan.formats.json_io import dump_json, load_json
-from forge.plan.formats.mermaid_read import DEFAULT_GOAL, load_mermaid
-from forge.plan.formats.mermaid_write import dump_mermaid
 from forge.plan.formats.source import source_text
-from forge.plan.formats.yaml_io import dump_yaml, load_yaml
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
+
+if TYPE_CHECKING:
+    from forge.plan.document import PlanDocument
+    from forge.plan.formats.mermaid_read import DEFAULT_GOAL
 
 __all__ = [
     "DEFAULT_GOAL",
@@ -29,16 +32,17 @@ __all__ = [
     "load_plan",
 ]
 
-_READERS: dict[str, Callable[[str, ImportLimits], PlanDocument]] = {
-    "json": load_json,
-    "yaml": load_yaml,
-    "mermaid": load_mermaid,
+# format: (module, function)
+_READERS = {
+    "json": ("json_io", "load_json"),
+    "yaml": ("yaml_io", "load_yaml"),
+    "mermaid": ("mermaid_read", "load_mermaid"),
 }
-_WRITERS: dict[str, Callable[[PlanDocument], str]] = {
-    "json": dump_json,
-    "yaml": dump_yaml,
-    "mermaid": dump_mermaid,
-    "dot": dump_dot,
+_WRITERS = {
+    "json": ("json_io", "dump_json"),
+    "yaml": ("yaml_io", "dump_yaml"),
+    "mermaid": ("mermaid_write", "dump_mermaid"),
+    "dot": ("dot_write", "dump_dot"),
 }
 IMPORT_FORMATS = tuple(_READERS)
 EXPORT_FORMATS = tuple(_WRITERS)
@@ -55,10 +59,12 @@ def load_plan(
     ``document_too_deep``, ``too_many_steps``, ``too_many_nodes``, ``invalid_id``, or a
     codec code.
     """
-    reader = _READERS.get(format)
-    if reader is None:
+    where = _READERS.get(format)
+    if where is None:
         raise _unsupported(format, IMPORT_FORMATS, "imported")
-    return reader(source_text(source, limits), limits)
+    reader = cast(Callable[[str, ImportLimits], "PlanDocument"], _function(*where))
+    with paused_gc():  # the document is acyclic: see forge.gcpause
+        return reader(source_text(source, limits), limits)
 
 
 def dump_plan(document: PlanDocument, format: str) -> str:
@@ -66,10 +72,21 @@ def dump_plan(document: PlanDocument, format: str) -> str:
 
     Every format but DOT reads back with ``load_plan`` to an equal document.
     """
-    writer = _WRITERS.get(format)
-    if writer is None:
+    where = _WRITERS.get(format)
+    if where is None:
         raise _unsupported(format, EXPORT_FORMATS, "exported")
+    writer = cast(Callable[["PlanDocument"], str], _function(*where))
     return writer(document)
+
+
+def _function(module: str, name: str) -> object:
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
+
+def __getattr__(name: str) -> object:
+    if name == "DEFAULT_GOAL":  # Mermaid's goal when a diagram names none
+        return _function("mermaid_read", name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _unsupported(format: str, known: tuple[str, ...], verb: str) -> PlanDocumentError:

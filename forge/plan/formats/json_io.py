@@ -14,7 +14,7 @@ import json
 from typing import Any, NoReturn
 
 from forge.errors import PlanDocumentError
-from forge.plan.codec import from_data, to_data
+from forge.plan.codec import from_data, indented_json, to_data
 from forge.plan.document import PlanDocument
 from forge.plan.limits import ImportLimits, too_deep
 
@@ -49,7 +49,7 @@ def load_json(text: str, limits: ImportLimits) -> PlanDocument:
 
 
 def dump_json(document: PlanDocument) -> str:
-    return json.dumps(to_data(document), indent=2, ensure_ascii=False) + "\n"
+    return indented_json(to_data(document)) + "\n"
 
 
 class _CountedObjects:

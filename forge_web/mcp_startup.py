@@ -1,0 +1,113 @@
+"""The ``/mcp`` endpoint made after the server answers, not before.
+
+The MCP SDK (with its pydantic models of every protocol version) took about half of the
+web process's start-up to import, and no page needs it. So the site's ASGI application
+routes ``/mcp`` to a ``DeferredMcp``: when the lifespan protocol starts, it says the
+server has started at once, then imports ``forge_web.mcp`` in a thread, builds the
+``McpEndpoint`` and runs its session manager until shutdown. A request to ``/mcp`` that
+comes while that happens waits for it (a second or two, once per process), so agents see
+the same endpoint as before, only the pages come sooner (bench/startup.py).
+
+If the endpoint cannot be built or its session manager cannot start, the error is
+logged and ``/mcp`` answers 503 ``mcp_unavailable`` naming it; the pages go on working.
+Without the lifespan protocol (a server that does not run it), ``/mcp`` answers 503 too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forge_web.mcp import McpEndpoint
+
+__all__ = ["MCP_PATH", "DeferredMcp"]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class DeferredMcp:
+    """``/mcp`` in front of ``django_app``, built when the server's lifespan starts."""
+
+    def __init__(self, django_app: ASGIApp) -> None:
+        self._django = django_app
+        self._endpoint: McpEndpoint | None = None
+        self._error: str | None = None
+        self._started = False
+        self._ready: asyncio.Event | None = None
+
+    @staticmethod
+    def handles(scope: Scope) -> bool:
+        path = str(scope.get("path", ""))
+        return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
+
+    def in_front_of(self, app: ASGIApp) -> ASGIApp:
+        """An HTTP application that serves ``/mcp`` here and every other path by ``app``."""
+
+        async def route(scope: Scope, receive: Receive, send: Send) -> None:
+            await (self if self.handles(scope) else app)(scope, receive, send)
+
+        return route
+
+    def lifespan_app(self) -> ASGIApp:
+        """The ASGI lifespan protocol's application: startup completes at once; the
+        endpoint is then built and its session manager runs until shutdown."""
+
+        async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
+            await receive()  # lifespan.startup
+            # Made here, in the server's event loop, for this lifespan: a session
+            # manager runs once, so each lifespan builds its own endpoint.
+            self._ready, self._endpoint, self._error = asyncio.Event(), None, None
+            self._started = True
+            await send({"type": "lifespan.startup.complete"})
+            try:
+                endpoint = await asyncio.to_thread(self._build)
+                async with endpoint.lifespan():
+                    self._endpoint = endpoint
+                    self._ready.set()
+                    await receive()  # lifespan.shutdown
+                    self._endpoint = None
+            except Exception as exc:
+                logger.exception("the MCP endpoint at %s could not start", MCP_PATH)
+                self._error = f"{type(exc).__name__}: {exc}"
+                self._ready.set()
+                await receive()  # lifespan.shutdown
+            await send({"type": "lifespan.shutdown.complete"})
+
+        return lifespan
+
+    def _build(self) -> McpEndpoint:
+        from forge_web.mcp import McpEndpoint
+
+        return McpEndpoint(self._django)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._started and self._ready is not None:
+            await self._ready.wait()
+        if self._endpoint is None:
+            detail = (
+                f"The MCP endpoint could not start ({self._error})"
+                if self._error
+                else "The MCP endpoint runs only under a server with the ASGI lifespan on"
+            )
+            await _unavailable(send, detail)
+            return
+        await self._endpoint(scope, receive, send)
+
+
+async def _unavailable(send: Send, detail: str) -> None:
+    body = json.dumps({"detail": detail, "code": "mcp_unavailable"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,208 @@
+"""The fast reader (``forge.plan.typed``) against the hand-written one (``codec.
+read_by_hand``): on any data, the fast one either declines (and the hand-written one
+decides, with its codes and messages) or builds the very document the hand-written one
+builds. Hypothesis mutates valid plans field by field into every kind of wrong value."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forge.errors import PlanDocumentError
+from forge.plan import from_data, load_plan, to_data
+from forge.plan.codec import read_by_hand
+from forge.plan.limits import ImportLimits
+from forge.plan.typed import read
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+DEFAULT = ImportLimits()
+
+
+def agree(data: Any, limits: ImportLimits = DEFAULT) -> str:
+    """Check that both readers agree on ``data``; say which one decided."""
+    fast = read(data, limits)
+    try:
+        by_hand = read_by_hand(data, limits)
+    except PlanDocumentError:
+        assert fast is None, f"the fast reader accepted what the hand-written one refuses: {data!r}"
+        return "refused"
+    if fast is None:
+        return "by hand"
+    assert fast == by_hand
+    assert to_data(fast) == to_data(by_hand)
+    for mine, theirs in zip(fast.steps, by_hand.steps, strict=True):
+        assert type(mine.args) is dict and mine.args == theirs.args
+        assert type(mine.timeout_s) is type(theirs.timeout_s)
+        if mine.estimate is not None:
+            assert type(mine.estimate.cost) is type(theirs.estimate.cost)  # 1 stays 1, not 1.0
+    return "fast"
+
+
+PLANS = sorted(
+    path
+    for path in EXAMPLES.rglob("*")
+    # plan documents; not the suites and answers of examples/eval, replies or servers
+    if path.suffix in {".yaml", ".json"}
+    and path.parent.name != "eval"
+    and "goal" in path.read_text()
+    and "steps" in path.read_text()
+)
+
+
+@pytest.mark.parametrize("path", PLANS, ids=lambda path: path.name)
+def test_every_example_plan_reads_the_fast_way_to_the_same_document(path: Path):
+    text = path.read_text()
+    document = load_plan(text, "json" if path.suffix == ".json" else "yaml")
+    data = to_data(document)
+    assert agree(data) == "fast"
+    assert from_data(data) == document
+
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "ok", "a b", "s1", "x" * 65, "bad\n", "low", "forge.plan/v1", "high"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner),
+        st.dictionaries(st.sampled_from(["a", "b", "id", "tool"]), inner, max_size=3),
+        st.frozensets(st.integers(0, 3), max_size=2),
+    ),
+    max_leaves=6,
+)
+
+STEP = {
+    "id": "s1",
+    "description": "Fetch the list",
+    "depends_on": ["s0"],
+    "tool": "echo",
+    "args": {"n": 1, "deep": {"list": [1, [2, {"x": None}]]}},
+    "tools_allowed": ["echo"],
+    "done_when": {"description": "done", "required_keys": ["n"], "checks": ["n > `0`"]},
+    "timeout_s": 5,
+    "retries": 1,
+    "rollback_hint": "none",
+    "estimate": {"tokens": 10, "cost": 1},
+}
+PLAN = {
+    "schema": "forge.plan/v1",
+    "goal": "Ship it",
+    "deliverable": "s1",
+    "risk_level": "medium",
+    "requires_approval_before": ["s1"],
+    "budget": {"max_steps": 3, "max_tokens": 100, "max_cost": 2.5},
+    "max_replans": 2,
+    "replan": "auto",
+    "steps": [{"id": "s0", "done_when": "a text"}, STEP],
+    "milestones": [
+        {"id": "m1", "title": "First", "steps": ["s0"], "review": True},
+        {"id": "m2", "steps": ["s1"]},
+    ],
+}
+PATHS = [
+    *[(key,) for key in PLAN],
+    *[("budget", key) for key in PLAN["budget"]],
+    *[("steps", 1, key) for key in STEP],
+    *[("steps", 1, "done_when", key) for key in STEP["done_when"]],
+    *[("steps", 1, "estimate", key) for key in STEP["estimate"]],
+    *[("milestones", 0, key) for key in PLAN["milestones"][0]],
+    ("milestones", 0, "steps", 0),
+    ("milestones", 1),
+    ("steps", 1, "args", "deep", "list"),
+    ("steps", 0),
+    ("steps", 1, "depends_on", 0),
+]
+
+
+def mutated(path: tuple[Any, ...], value: Any, drop: bool) -> dict[str, Any]:
+    data = _copy(PLAN)
+    holder = data
+    for key in path[:-1]:
+        holder = holder[key]
+    if drop and isinstance(holder, dict):
+        holder.pop(path[-1], None)
+    else:
+        holder[path[-1]] = value
+    return data
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
+EDGES = [
+    None, True, False, -1, 0, 1, 2.5, -0.5, 0.0, math.inf, -math.inf, math.nan, 10**30,
+    "", "ok", "s0", "x" * 65, "bad\n", "low", [], ["s0"], [1], [None], [["s0"]], ("s0",),
+    {"a": 1}, {1: 2}, {"description": "d"}, frozenset({"s0"}),
+]  # fmt: skip
+
+
+def test_every_field_set_to_every_edge_value_reads_the_same_both_ways():
+    outcomes = {"fast": 0, "by hand": 0, "refused": 0}
+    for path in PATHS:
+        for drop in (True, False):
+            for value in [None] if drop else EDGES:
+                outcomes[agree(mutated(path, value, drop))] += 1
+    assert outcomes["fast"] > 50 and outcomes["refused"] > 300  # both ways are exercised
+
+
+def test_the_unmutated_plan_reads_the_fast_way():
+    assert agree(_copy(PLAN)) == "fast"
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(PATHS), VALUES, st.booleans())
+def test_a_plan_with_any_field_changed_to_anything_reads_the_same_both_ways(path, value, drop):
+    agree(mutated(path, value, drop))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(PATHS),
+    VALUES,
+    st.integers(1, 8),
+    st.integers(1, 60),
+    st.integers(0, 4),
+)
+def test_limits_are_judged_the_same_both_ways(path, value, depth, nodes, steps):
+    limits = ImportLimits(max_depth=depth, max_nodes=nodes, max_steps=steps)
+    agree(mutated(path, value, False), limits)
+
+
+def test_a_plan_at_its_node_limit_reads_and_one_node_over_does_not():
+    data = _copy(PLAN)
+    count = 0
+    stack: list[Any] = [data]
+    while stack:  # check_shape's count
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += 2 * len(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            count += len(value)
+            stack.extend(value)
+    count += 1
+    assert agree(data, ImportLimits(max_nodes=count)) == "fast"
+    assert agree(data, ImportLimits(max_nodes=count - 1)) == "refused"
+
+
+def test_a_number_that_is_not_finite_is_left_to_the_hand_written_reader():
+    data = mutated(("steps", 1, "timeout_s"), math.inf, False)
+    assert read(data, DEFAULT) is None
+    with pytest.raises(PlanDocumentError) as refused:
+        from_data(data)
+    assert refused.value.code == "invalid_document"
