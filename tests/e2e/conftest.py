@@ -28,6 +28,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.servers.basehttp import WSGIServer
+from django.test.testcases import LiveServerThread
+
+
+# One request at a time: the test database is SQLite in memory, whose one connection the
+# live server's threads share, and a page's parallel requests (its scripts' fetches, the
+# nav's inbox socket trying its luck) raced on it ("bad parameter or other API misuse").
+# Django answers each request of a single-threaded server with Connection: close, so
+# Chromium's parallel connections simply wait their turn.
+class SerialWSGIServer(WSGIServer):
+    """Requests are served on the live server's own thread, which already holds the test's
+    connections (``LiveServerThread.run``)."""
+
+    def __init__(self, *args: Any, connections_override: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+
+
+LiveServerThread.server_class = SerialWSGIServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "correct-horse-battery-staple"
