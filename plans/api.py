@@ -95,7 +95,7 @@ def generate_plan(request: HttpRequest, body: GenerateIn) -> Status:
     editor = reverse("plans:edit", kwargs={"plan_id": version.plan_id})
     return Status(201, {
         "plan": version.plan_id, "version": version.number, "status": version.status,
-        "editor": f"{editor}?version={version.number}", "proposal": proposal_data(row),
+        "editor": f"{editor}?version={version.number}", "proposal": planning.proposal_data(row),
     })  # fmt: skip
 
 
@@ -103,7 +103,7 @@ def generate_plan(request: HttpRequest, body: GenerateIn) -> Status:
 @require_permission("plan.view")
 def get_proposal(request: HttpRequest, proposal_id: PlanId) -> dict[str, Any]:
     """A planner's transcript: what it was asked and answered, attempt by attempt."""
-    return proposal_data(get_object_or_404(_proposals(), pk=proposal_id))
+    return planning.proposal_data(get_object_or_404(_proposals(), pk=proposal_id))
 
 
 @router.get("/plans", response=list[PlanOut])
@@ -251,17 +251,6 @@ def refresh_tools(request: HttpRequest) -> list[dict[str, Any]]:
 
 def _proposals() -> QuerySet[PlannerProposal]:
     return PlannerProposal.objects.select_related("requested_by", "version")
-
-
-def proposal_data(row: PlannerProposal) -> dict[str, Any]:
-    return {
-        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
-        "planner": row.planner, "model": row.model, "status": row.status,
-        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
-        "tokens": row.tokens, "cost": row.cost, "plan": row.plan_id,
-        "version": row.version.number if row.version is not None else None,
-        "run": row.run_id, "attempts": row.attempts, "created_at": row.created_at,
-    }  # fmt: skip
 
 
 def _read(body: DocumentIn) -> tuple[PlanDocument, str]:

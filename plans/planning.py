@@ -51,6 +51,7 @@ __all__ = [
     "generate_plan",
     "goal_task",
     "planner_name",
+    "proposal_data",
     "record",
 ]
 
@@ -259,3 +260,15 @@ def generate_plan(
             "tokens": row.tokens, "cost": row.cost, "model": row.model,
         })  # fmt: skip
     return row
+
+
+def proposal_data(row: PlannerProposal) -> dict[str, Any]:
+    """A proposal as the API answers it and the pages show it."""
+    return {
+        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
+        "planner": row.planner, "model": row.model, "status": row.status,
+        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
+        "tokens": row.tokens, "cost": row.cost, "plan": row.plan_id,
+        "version": row.version.number if row.version is not None else None,
+        "run": row.run_id, "attempts": row.attempts, "created_at": row.created_at,
+    }  # fmt: skip

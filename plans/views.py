@@ -390,17 +390,7 @@ def version_proposal(version: PlanVersion) -> dict[str, Any] | None:
         .order_by("-created_at", "-id")
         .first()
     )
-    return None if row is None else proposal_view(row)
-
-
-def proposal_view(row: PlannerProposal) -> dict[str, Any]:
-    return {
-        "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
-        "planner": row.planner, "model": row.model, "status": row.status,
-        "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
-        "tokens": row.tokens, "cost": row.cost, "attempts": row.attempts,
-        "version": row.version.number if row.version is not None else None,
-    }  # fmt: skip
+    return None if row is None else planning.proposal_data(row)
 
 
 def _versions(plan: Plan) -> QuerySet[PlanVersion]:

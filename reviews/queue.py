@@ -29,7 +29,7 @@ from forge.runtime.events import EventType
 from plans.compilation import stored_document
 from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, PlannerProposal, PlanVersion, VersionStatus
-from plans.views import proposal_view
+from plans.planning import proposal_data
 from reviews.threads import ThreadView, threads_for_many
 from runs.models import Run, RunEvent, StepRun
 from runs.previews import preview_view
@@ -597,7 +597,7 @@ def _attach_proposals(run: Run, replans: list[dict[str, Any]]) -> None:
         row = by_id.get(facts.get("proposal"))  # type: ignore[arg-type]
         owner = next((r for r in reversed(replans) if r["seq"] < note.seq), None)
         if row is not None and owner is not None:
-            owner["proposals"].append(proposal_view(row))
+            owner["proposals"].append(proposal_data(row))
 
 
 def _version_summary(version: PlanVersion, *, with_document: bool = False) -> dict[str, Any]:
