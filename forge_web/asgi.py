@@ -29,7 +29,7 @@ from reviews.routing import websocket_urlpatterns as review_routes  # noqa: E402
 from runs.routing import websocket_urlpatterns as run_routes  # noqa: E402
 
 # Agents' MCP tools; their calls go into Django as API requests with the agent's token.
-# The MCP SDK is imported after the server answers, not before (forge_web.mcp_startup).
+# The MCP SDK is imported on the first /mcp request, not before (forge_web.mcp_startup).
 mcp_endpoint = DeferredMcp(django_asgi_app)
 
 application = ProtocolTypeRouter(

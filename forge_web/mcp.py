@@ -16,8 +16,8 @@ nothing here that its token's user could not do with curl.
   any request (no sticky sessions), and nothing in memory has to be shared.
 - The SDK's session manager runs for the life of the server: ``lifespan`` starts it
   (``forge_web.asgi`` routes the ASGI lifespan protocol to ``forge_web.mcp_startup``'s
-  ``DeferredMcp``, which imports this module and builds the endpoint once the server
-  answers; ``forge_web.serve`` turns the protocol on). Bodies are bounded like every
+  ``DeferredMcp``, which imports this module and builds the endpoint on the first
+  ``/mcp`` request; ``forge_web.serve`` turns the protocol on). Bodies are bounded like every
   request (``forge_web.body_limit``).
 """
 

@@ -1,12 +1,13 @@
-"""The ``/mcp`` endpoint made after the server answers, not before.
+"""The ``/mcp`` endpoint, made on its first request, not before.
 
 The MCP SDK (with its pydantic models of every protocol version) took about half of the
-web process's start-up to import, and no page needs it. So the site's ASGI application
-routes ``/mcp`` to a ``DeferredMcp``: when the lifespan protocol starts, it says the
-server has started at once, then imports ``forge_web.mcp`` in a thread, builds the
-``McpEndpoint`` and runs its session manager until shutdown. A request to ``/mcp`` that
-comes while that happens waits for it (a second or two, once per process), so agents see
-the same endpoint as before, only the pages come sooner (bench/startup.py).
+web process's start-up to import and about 28 MiB of its memory, and no page needs it.
+So the site's ASGI application routes ``/mcp`` to a ``DeferredMcp``: when the lifespan
+protocol starts, it says the server has started at once and waits; the first request to
+``/mcp`` wakes it, it imports ``forge_web.mcp`` in a thread, builds the ``McpEndpoint``
+and runs its session manager until shutdown. That first request waits for it (a second
+or two, once per process); a process whose ``/mcp`` nobody calls never pays for it
+(bench/startup.py, bench/worker_path.py).
 
 If the endpoint cannot be built or its session manager cannot start, the error is
 logged and ``/mcp`` answers 503 ``mcp_unavailable`` naming it; the pages go on working.
@@ -46,6 +47,7 @@ class DeferredMcp:
         self._error: str | None = None
         self._started = False
         self._ready: asyncio.Event | None = None
+        self._wanted: asyncio.Event | None = None
 
     @staticmethod
     def handles(scope: Scope) -> bool:
@@ -62,30 +64,41 @@ class DeferredMcp:
 
     def lifespan_app(self) -> ASGIApp:
         """The ASGI lifespan protocol's application: startup completes at once; the
-        endpoint is then built and its session manager runs until shutdown."""
+        endpoint is built on the first ``/mcp`` request and its session manager runs
+        from then until shutdown."""
 
         async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
             await receive()  # lifespan.startup
             # Made here, in the server's event loop, for this lifespan: a session
             # manager runs once, so each lifespan builds its own endpoint.
-            self._ready, self._endpoint, self._error = asyncio.Event(), None, None
+            self._wanted, self._ready = asyncio.Event(), asyncio.Event()
+            self._endpoint, self._error = None, None
             self._started = True
             await send({"type": "lifespan.startup.complete"})
-            try:
-                endpoint = await asyncio.to_thread(self._build)
-                async with endpoint.lifespan():
-                    self._endpoint = endpoint
-                    self._ready.set()
-                    await receive()  # lifespan.shutdown
-                    self._endpoint = None
-            except Exception as exc:
-                logger.exception("the MCP endpoint at %s could not start", MCP_PATH)
-                self._error = f"{type(exc).__name__}: {exc}"
-                self._ready.set()
-                await receive()  # lifespan.shutdown
+            shutdown = asyncio.ensure_future(receive())
+            wanted = asyncio.ensure_future(self._wanted.wait())
+            await asyncio.wait({shutdown, wanted}, return_when=asyncio.FIRST_COMPLETED)
+            wanted.cancel()
+            if not shutdown.done():
+                await self._serve_until(shutdown)
+            await shutdown  # lifespan.shutdown
             await send({"type": "lifespan.shutdown.complete"})
 
         return lifespan
+
+    async def _serve_until(self, shutdown: asyncio.Future[Message]) -> None:
+        assert self._ready is not None
+        try:
+            endpoint = await asyncio.to_thread(self._build)
+            async with endpoint.lifespan():
+                self._endpoint = endpoint
+                self._ready.set()
+                await shutdown
+                self._endpoint = None
+        except Exception as exc:
+            logger.exception("the MCP endpoint at %s could not start", MCP_PATH)
+            self._error = f"{type(exc).__name__}: {exc}"
+            self._ready.set()
 
     def _build(self) -> McpEndpoint:
         from forge_web.mcp import McpEndpoint
@@ -93,7 +106,8 @@ class DeferredMcp:
         return McpEndpoint(self._django)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._started and self._ready is not None:
+        if self._started and self._ready is not None and self._wanted is not None:
+            self._wanted.set()
             await self._ready.wait()
         if self._endpoint is None:
             detail = (

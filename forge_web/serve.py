@@ -17,7 +17,7 @@ What is set, and why (every other option is uvicorn's default):
   messages of at most 64 KiB (Forge's clients send none), and no per-message
   compression: deflating every event once per watcher made a crowd CPU-bound;
 - the lifespan protocol on: it builds the MCP tools' endpoint and starts its session
-  manager (``forge_web.mcp_startup``) once the server answers; ``/mcp`` requests wait for
+  manager (``forge_web.mcp_startup``) on the first ``/mcp`` request, which waits for
   it, and a failure to start it is logged and answered with 503 at ``/mcp`` only;
 - no ``Server`` header, and at most 10 s for open connections to finish when stopping.
 """

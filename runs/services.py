@@ -37,7 +37,14 @@ from plans.errors import VersionHasErrors
 from plans.gate import approval_signer, gate, version_approval
 from plans.models import PlanVersion, VersionStatus
 from plans.services import approve_by_policy, create_version
-from runs.engine import LockedRun, create_step_runs, graph_for, locked_run, new_scheduler
+from runs.engine import (
+    LockedRun,
+    create_step_runs,
+    graph_for,
+    locked_run,
+    new_scheduler,
+    remember_graph,
+)
 from runs.models import Run, StepApproval, StepRun
 
 
@@ -55,7 +62,7 @@ def start_run(version: PlanVersion, user: Any) -> Run:
     """Start a run of an approved version that compiles (409 ``not_approved``,
     ``has_errors``, or the gate's code, such as ``content_changed``, otherwise)."""
     ensure_permission(user, "run.start")
-    graph = runnable_graph(version)
+    graph = remember_graph(version, lambda: runnable_graph(version))
     approval = _cleared(version, graph)
     with transaction.atomic():
         run = Run.objects.create(

@@ -165,7 +165,9 @@ def test_a_file_changed_after_the_page_loaded_is_refused_and_the_new_preview_is_
     item.locator("button[data-decision=approve]").click()
     expect(item).to_have_count(0)  # approved: it left the queue
     # Between the approval and the worker's refusal the step has no preview (None).
-    third = wait_for(lambda: (p := preview_of(deployment, run_id)) and p["hash"] != second["hash"] and p)
+    third = wait_for(
+        lambda: (p := preview_of(deployment, run_id)) and p["hash"] != second["hash"] and p
+    )
     body = approve_from_drawer(grace, "again")
     assert body["preview_hash"] == second["hash"]
     expect(drawer.locator(".preview-card")).to_have_attribute("data-hash", third["hash"])

@@ -90,6 +90,36 @@ def test_an_operator_starts_an_approved_version_and_a_worker_runs_it_to_success(
     assert seqs == list(range(1, len(seqs) + 1))
 
 
+def test_a_long_plan_gets_one_row_per_step_in_order_and_compiles_once_to_start(
+    author, approver, operator, api_client, monkeypatch
+):
+    """Step rows are written a slice at a time (runs.engine): a 1,201-step chain crosses
+    slices and keeps every position; starting compiles the version once, not again for
+    its scheduler."""
+    from plans import compilation
+    from runs import engine
+
+    steps = [
+        {"id": f"s{n}", "description": f"Step {n}", "tool": "noop"}
+        | ({"depends_on": [f"s{n - 1}"]} if n else {})
+        for n in range(1201)
+    ]
+    version = approved_version(author, approver, steps)
+    compiled = []
+    real = compilation.compile_version
+    for module in (compilation, engine):
+        monkeypatch.setattr(
+            module, "compile_version", lambda *a, **k: compiled.append(1) or real(*a, **k)
+        )
+
+    started = _start(api_client(operator), version)
+
+    assert started.status_code == 201, started.json()
+    assert len(compiled) == 1
+    rows = StepRun.objects.filter(run_id=started.json()["id"]).order_by("position")
+    assert list(rows.values_list("step_id", "position")) == [(f"s{n}", n) for n in range(1201)]
+
+
 def test_the_events_endpoint_returns_events_after_a_seq_in_order(
     author, approver, operator, api_client
 ):

@@ -1,6 +1,6 @@
 """Starting Forge: ``forge_serve`` refuses a busy port in one line and prints its URL only
-once the server answers; ``/mcp`` is built after the server starts answering, and says
-503 when it cannot be (forge_web.mcp_startup)."""
+once the server answers; ``/mcp`` is built on its first request, and says 503 when it
+cannot be (forge_web.mcp_startup)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -118,8 +119,76 @@ def test_mcp_that_cannot_start_is_503_naming_why_and_the_server_keeps_serving(mo
     assert b"The MCP endpoint could not start (ImportError: no MCP SDK here)" in body
 
 
+class _Endpoint:
+    """Stands in for forge_web.mcp.McpEndpoint: records its session manager's life."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    @asynccontextmanager
+    async def lifespan(self) -> Any:
+        self.log.append("session manager started")
+        yield
+        self.log.append("session manager stopped")
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"served"})
+
+
+def _lifespan_with(deferred: DeferredMcp, requests: int) -> list[str]:
+    """Starts the lifespan, sends ``requests`` requests to /mcp, shuts it down; what
+    happened, in order."""
+    log: list[str] = []
+
+    def build() -> _Endpoint:
+        log.append("built")
+        return _Endpoint(log)
+
+    deferred._build = build  # type: ignore[method-assign]
+
+    async def main() -> None:
+        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def send(message: dict[str, Any]) -> None:
+            log.append(message["type"])
+
+        await inbox.put({"type": "lifespan.startup"})
+        life = asyncio.create_task(deferred.lifespan_app()({"type": "lifespan"}, inbox.get, send))
+        while not log:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # time enough to build, were it built eagerly
+        for _ in range(requests):
+            status, body = await _post(deferred)
+            log.append(f"{status} {body.decode()}")
+        await inbox.put({"type": "lifespan.shutdown"})
+        await life
+
+    asyncio.run(main())
+    return log
+
+
+def test_mcp_is_built_on_its_first_request_and_stopped_at_shutdown():
+    assert _lifespan_with(DeferredMcp(lambda *a: None), requests=2) == [  # type: ignore[arg-type]
+        "lifespan.startup.complete",
+        "built",
+        "session manager started",
+        "200 served",
+        "200 served",
+        "session manager stopped",
+        "lifespan.shutdown.complete",
+    ]
+
+
+def test_a_process_whose_mcp_is_never_called_never_builds_it():
+    assert _lifespan_with(DeferredMcp(lambda *a: None), requests=0) == [  # type: ignore[arg-type]
+        "lifespan.startup.complete",
+        "lifespan.shutdown.complete",
+    ]
+
+
 def test_the_site_loads_without_the_mcp_sdk():
-    """The SDK is imported after the server answers (forge_web.mcp_startup), not by the
+    """The SDK is imported on the first /mcp request (forge_web.mcp_startup), not by the
     ASGI application's module: it was about half of the web process's start-up."""
     probe = (
         "import os, sys; os.environ['DJANGO_SETTINGS_MODULE'] = 'forge_web.settings'; "
