@@ -52,6 +52,9 @@ def racing(deployment_kind: str, tmp_path_factory) -> Iterator[Deployment]:
         workers=3,
         FORGE_MODEL=f"scripted:{replies}",
         FORGE_AGENT_STEP_TOKENS="100",
+        # Not about leases: the deployments' 2 s lease expired under a loaded machine's
+        # heartbeats, and the retried step then counted as failed (a flaky 9 of 10).
+        FORGE_STEP_LEASE_SECONDS="20",
     )
     try:
         yield deployment
