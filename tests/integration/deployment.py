@@ -4,12 +4,15 @@ layer), driven only through HTTP and websockets, as users and scripts drive it."
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -74,23 +77,31 @@ class Deployment:
             env["DATABASE_URL"] = f"sqlite:///{self.root / 'forge.sqlite3'}"
             env.pop("REDIS_URL", None)
         else:
-            import psycopg
-
             self._database = f"forge_it_{uuid.uuid4().hex[:10]}"
-            with psycopg.connect(POSTGRES, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{self._database}"')
             env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + self._database
             env["REDIS_URL"] = self.redis_url
         self.env = env
-        self.manage("migrate", "--no-input", "-v", "0")
-        self.manage("forge_demo")
-        for user in ("ada", "grace"):
-            self.tokens[user] = self.manage("forge_user", user, "--token").strip().splitlines()[-1]
+        self.tokens = _demo_template(self.kind, env).copy_to(self)
         self.port = free_port()
         self.start_web()
         for _ in range(workers):
             self.start_worker()
         return self
+
+    def load_demo(self) -> dict[str, str]:
+        """Migrate this deployment's fresh database, load the demo and make ada's and
+        grace's API tokens (about 12 s of ``manage.py`` processes)."""
+        if self._database:
+            import psycopg
+
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self._database}"')
+        self.manage("migrate", "--no-input", "-v", "0")
+        self.manage("forge_demo")
+        return {
+            user: self.manage("forge_user", user, "--token").strip().splitlines()[-1]
+            for user in ("ada", "grace")
+        }
 
     def start_web(self) -> subprocess.Popen[bytes]:
         """The web process, on this deployment's port (again, after a restart)."""
@@ -278,3 +289,61 @@ def events_in(message: str | bytes) -> list[dict[str, Any]]:
     """The events of one websocket message: an event, or an array of consecutive ones."""
     data = json.loads(message)
     return data if isinstance(data, list) else [data]
+
+
+# Every deployment starts from the same migrated demo: made once per test process and
+# kind, then copied (an SQLite file, or a PostgreSQL database made from it as a template),
+# instead of the twelve seconds of manage.py processes per deployment.
+_ROOT_FILES = ("forge.sqlite3", "forge.sqlite3-wal", "forge.sqlite3-shm", "audit-anchors.jsonl")
+
+
+@dataclass(frozen=True)
+class _DemoTemplate:
+    root: Path
+    database: str  # the PostgreSQL template database, "" for SQLite
+    tokens: dict[str, str]
+
+    def copy_to(self, deployment: Deployment) -> dict[str, str]:
+        """The demo in ``deployment``'s own database and root; the demo users' tokens."""
+        for name in _ROOT_FILES:
+            if (self.root / name).exists():
+                shutil.copyfile(self.root / name, deployment.root / name)
+        if self.database:
+            import psycopg
+
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{deployment._database}" TEMPLATE "{self.database}"')
+        return dict(self.tokens)
+
+    def drop(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.database:
+            import psycopg
+
+            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+
+
+_TEMPLATES: dict[tuple[str, frozenset[tuple[str, str]]], _DemoTemplate] = {}
+_OWN_PATHS = {"FORGE_WORKSPACES", "FORGE_AUDIT_ANCHOR_PATH"}
+
+
+def _demo_template(kind: str, env: dict[str, str]) -> _DemoTemplate:
+    """The demo for ``kind``, made with the Forge settings in ``env`` (the tools and the
+    policy the demo's plans compile with, its MCP servers' sessions): deployments whose
+    settings differ get their own."""
+    settings = frozenset((k, v) for k, v in env.items() if k.startswith("FORGE_"))
+    key = (kind, frozenset((k, v) for k, v in settings if k not in _OWN_PATHS))
+    if key not in _TEMPLATES:
+        maker = Deployment(kind, Path(tempfile.mkdtemp(prefix=f"forge-demo-{kind}-")))
+        maker.env = {**env, "FORGE_WORKSPACES": str(maker.root / "workspaces")}
+        maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(maker.root / "audit-anchors.jsonl")
+        if kind == "sqlite":
+            maker.env["DATABASE_URL"] = f"sqlite:///{maker.root / 'forge.sqlite3'}"
+        else:
+            maker._database = f"forge_demo_{uuid.uuid4().hex[:10]}"
+            maker.env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + maker._database
+        tokens = maker.load_demo()
+        _TEMPLATES[key] = _DemoTemplate(maker.root, maker._database, tokens)
+        atexit.register(_TEMPLATES[key].drop)
+    return _TEMPLATES[key]
