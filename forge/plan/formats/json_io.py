@@ -17,6 +17,7 @@ from forge.errors import PlanDocumentError
 from forge.plan.codec import from_data, indented_json, to_data
 from forge.plan.document import PlanDocument
 from forge.plan.limits import ImportLimits, too_deep
+from forge.plan.typed import read_json
 
 __all__ = ["dump_json", "load_json", "parse_json"]
 
@@ -45,7 +46,11 @@ def parse_json(text: str, limits: ImportLimits) -> object:
 
 
 def load_json(text: str, limits: ImportLimits) -> PlanDocument:
-    return from_data(parse_json(text, limits), limits)
+    """The plan of ``text``: decoded straight into typed values when that way can vouch
+    for it (``forge.plan.typed.read_json``), else parsed here and read from the data,
+    which refuses what is wrong with its code."""
+    document = read_json(text, limits)
+    return from_data(parse_json(text, limits), limits) if document is None else document
 
 
 def dump_json(document: PlanDocument) -> str:
