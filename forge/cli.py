@@ -308,7 +308,6 @@ def _policy(path: Path | None) -> Policy:
 def _compile(args: argparse.Namespace) -> int:
     from forge.compiler import GraphCompiler
     from forge.gcpause import paused_gc
-    from forge.plan.codec import indented_json
     from forge.tools import PolicyEngine
 
     document = read_document(args)
@@ -320,7 +319,7 @@ def _compile(args: argparse.Namespace) -> int:
         )
         with paused_gc():  # a compiled graph and its JSON hold no reference cycles
             result = compiler.compile(document)
-            text = indented_json(result.to_data()) if args.json else None
+            text = result.to_json() if args.json else None
     if text is not None:
         print(text)
     else:

@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import msgspec
+
 from forge.plan import PlanDocument, Step, canonical_json, content_hash
+from forge.plan.jsontext import encode_plain, json_number
 from forge.plan.references import Reference, location_text
 from forge.tools import SideEffect, ToolSpec
 
@@ -76,16 +79,19 @@ class ExecutableNode:
         reordering them is no change; the description is left out, so rewording it is
         none either."""
         done = self.step.done_when
+        binding = self.binding
         content = [
-            self.binding.tool.name if self.binding else None,
-            self.binding.args_hash if self.binding else None,
+            binding.tool.name if binding else None,
+            binding.args_hash if binding else None,
             sorted(self.depends_on),
-            sorted({tool.name for tool in self.allowed_tools}),
-            None
-            if done is None
-            else [done.description, list(done.required_keys), list(done.checks)],
+            sorted({tool.name for tool in self.allowed_tools}) if self.allowed_tools else [],
+            None if done is None else [done.description, done.required_keys, done.checks],
         ]
-        return hashlib.sha256(canonical_json(content).encode()).hexdigest()
+        try:  # texts and lists only: msgspec writes them as canonical_json does, faster
+            text = encode_plain(content)
+        except (msgspec.MsgspecError, TypeError, ValueError):  # e.g. a lone surrogate
+            text = canonical_json(content).encode()
+        return hashlib.sha256(text).hexdigest()
 
     def to_data(self) -> dict[str, Any]:
         binding = self.binding
@@ -100,6 +106,31 @@ class ExecutableNode:
             "depends_on": list(self.depends_on),
             "fingerprint": self.fingerprint,
         }
+
+    def plain_data(self) -> _NodeData:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        binding = self.binding
+        allowed = [tool.name for tool in self.allowed_tools] if self.allowed_tools else ()
+        if binding is None:
+            return _NodeData(self.id, None, allowed, None, None, json_number(self.step.timeout_s),
+                             self.approval_reasons, self.depends_on, self.fingerprint)  # fmt: skip
+        return _NodeData(self.id, binding.tool.name, allowed, binding.args_hash,
+                         binding.side_effect, json_number(binding.timeout_s),
+                         self.approval_reasons, self.depends_on, self.fingerprint)  # fmt: skip
+
+
+class _NodeData(msgspec.Struct):
+    """``ExecutableNode.to_data``'s keys in its order, made positionally in C."""
+
+    id: str
+    tool: str | None
+    allowed_tools: Any
+    args_hash: str | None
+    side_effect: str | None
+    timeout_s: Any
+    approval_reasons: tuple[str, ...]
+    depends_on: tuple[str, ...]
+    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -156,16 +187,31 @@ class ExecutableGraph:
             "order": list(self.order),
             "nodes": [self.nodes[node_id].to_data() for node_id in self.order],
             "edges": [[dep, node_id] for dep, node_id in self.edges],
-            "data_edges": [
-                {
-                    "source": source,
-                    "target": node_id,
-                    "path": reference.path_text,
-                    "at": location_text(reference.at),
-                }
-                for source, node_id, reference in self.data_edges
-            ],
+            "data_edges": self._data_edges(),
         }
+
+    def plain_data(self) -> dict[str, Any]:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        nodes = self.nodes
+        return {
+            "content_hash": self.content_hash,
+            "deliverable": self.deliverable,
+            "order": self.order,
+            "nodes": [nodes[node_id].plain_data() for node_id in self.order],
+            "edges": self.edges,
+            "data_edges": self._data_edges(),
+        }
+
+    def _data_edges(self) -> list[dict[str, str]]:
+        return [
+            {
+                "source": source,
+                "target": node_id,
+                "path": reference.path_text,
+                "at": location_text(reference.at),
+            }
+            for source, node_id, reference in self.data_edges
+        ]
 
 
 @dataclass(frozen=True)

@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from forge.compiler.graph import ExecutableGraph, ExecutableNode
+from forge.plan.jsontext import json_number
 from forge.plan.references import FROM, JOIN, LITERAL
-from forge.tools import SIDE_EFFECTS, WRITE_CLASSES
+from forge.tools import SIDE_EFFECTS, WRITE_CLASSES, ToolSpec
 
 __all__ = [
     "Duration",
@@ -157,6 +159,13 @@ class Impact:
             },
         }
 
+    def plain_data(self) -> dict[str, Any]:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        data = self.to_data()
+        data["cost"] = json_number(data["cost"])
+        data["duration"]["seconds"] = json_number(data["duration"]["seconds"])
+        return data
+
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Impact:
         """The inverse of ``to_data`` (stored JSON back to a value)."""
@@ -196,65 +205,66 @@ class Impact:
 
 
 def impact_of(graph: ExecutableGraph) -> Impact:
-    """The impact of a compiled version, in one pass over its nodes (topological order)."""
+    """The impact of a compiled version, in one pass over its nodes (topological order).
+
+    Scopes and MCP servers depend on the tools alone, so the pass collects each tool
+    once and they are read from those after it."""
     document = graph.document
-    scopes: dict[str, None] = {}
-    effects: dict[str, int] = {}
+    nodes = graph.nodes
+    tools_used: dict[str, ToolSpec] = {}
+    effects: list[str] = []
     agents = 0
     hosts: dict[str, None] = {}
     hosts_unknown: list[str] = []
-    servers: dict[str, dict[str, None]] = {}
     files: dict[str, None] = {}
     files_unknown: list[str] = []
     commands: dict[str, None] = {}
     pauses: list[StepPause] = []
-    tokens, costs, estimated = 0, [], 0
+    tokens, costs = 0, []
     finish: dict[str, float] = {}
     before: dict[str, str | None] = {}
     unknown: list[str] = []
     for node_id in graph.order:
-        node = graph.nodes[node_id]
+        node = nodes[node_id]
         binding = node.binding
-        tools = (binding.tool,) if binding is not None else node.allowed_tools
-        for tool in tools:
-            scopes.setdefault(tool.permission_scope, None)
-            if tool.source.startswith("mcp:"):
-                servers.setdefault(tool.source.removeprefix("mcp:"), {})[tool.name] = None
         if binding is not None:
-            effect = binding.side_effect
-            name, args = binding.tool.name, binding.args
+            tool = binding.tool
+            name = tool.name
+            tools_used[name] = tool
+            effects.append(binding.side_effect)
             if name == "http_request":
-                host = _host(args.get("url"))
+                host = _host(binding.args.get("url"))
                 if host:
                     hosts.setdefault(host, None)
                 else:
                     hosts_unknown.append(node_id)
             elif name == "file_write":
-                path = _text(args.get("path"))
+                path = _text(binding.args.get("path"))
                 if path is not None and "{" not in path:
                     files.setdefault(path, None)
                 else:
                     files_unknown.append(node_id)
             elif name == "shell":
-                commands.setdefault(_command(args.get("argv")), None)
+                commands.setdefault(_command(binding.args.get("argv")), None)
         else:
             agents += 1
-            effect = max(
-                (tool.side_effect for tool in tools), key=SIDE_EFFECTS.index, default="none"
+            tools = node.allowed_tools
+            for tool in tools:
+                tools_used[tool.name] = tool
+            effects.append(
+                max((tool.side_effect for tool in tools), key=SIDE_EFFECTS.index, default="none")
             )
             names = {tool.name for tool in tools}
             if "http_request" in names:
                 hosts_unknown.append(node_id)
             if "file_write" in names:
                 files_unknown.append(node_id)
-        effects[effect] = effects.get(effect, 0) + 1
         if node.approval_reasons:
             pauses.append(StepPause(node_id, node.approval_reasons))
-        step = node.step
-        if step.estimate is not None:
-            estimated += 1
-            tokens += step.estimate.tokens
-            costs.append(step.estimate.cost)
+        estimate = node.step.estimate
+        if estimate is not None:
+            tokens += estimate.tokens
+            costs.append(estimate.cost)
         seconds = _seconds(node)
         if seconds is None:
             unknown.append(node_id)
@@ -265,10 +275,15 @@ def impact_of(graph: ExecutableGraph) -> Impact:
                 start, after = finish[dep], dep
         finish[node_id] = start + seconds
         before[node_id] = after
+    servers: dict[str, list[str]] = {}
+    for tool in tools_used.values():
+        if tool.source.startswith("mcp:"):
+            servers.setdefault(tool.source.removeprefix("mcp:"), []).append(tool.name)
+    counted = Counter(effects)
     return Impact(
         steps=len(graph.order),
-        scopes=tuple(sorted(scopes)),
-        side_effects=tuple((e, effects[e]) for e in SIDE_EFFECTS if e in effects),
+        scopes=tuple(sorted({tool.permission_scope for tool in tools_used.values()})),
+        side_effects=tuple((e, counted[e]) for e in SIDE_EFFECTS if e in counted),
         agent_steps=agents,
         hosts=tuple(sorted(hosts)),
         hosts_unknown=tuple(hosts_unknown),
@@ -282,7 +297,7 @@ def impact_of(graph: ExecutableGraph) -> Impact:
         tokens=tokens,
         # Rounded to a billionth, as the budget check does: 0.1 + 0.2 is 0.3.
         cost=round(math.fsum(costs), 9),
-        estimated_steps=estimated,
+        estimated_steps=len(costs),
         duration=_critical_path(finish, before, unknown),
     )
 
