@@ -51,6 +51,7 @@ __all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call", "templated
 _OPERATOR_KEYS = tuple(f'"{key}":' for key in (FROM, JOIN, LITERAL))
 
 Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
+_Call = tuple[SideEffect, PolicyDecision]
 
 
 class BindingResolver:
@@ -71,8 +72,9 @@ class BindingResolver:
         self._tools: dict[str, tuple[ToolSpec, PolicyDecision] | None] = {}
         # (tool name, a call's side effect) -> the decision for calls with that effect
         self._calls: dict[tuple[str, str], PolicyDecision] = {}
-        # tool name -> canonical args JSON -> (args hash, validation error or "")
-        self._checked: dict[str, dict[str, tuple[str, str]]] = {}
+        # tool name -> canonical args JSON -> (args hash, validation error or "", and
+        # without an error the call's side effect and the policy's decision on it)
+        self._checked: dict[str, dict[str, tuple[str, str, _Call | None]]] = {}
         # Steps whose arguments use operators, with their tool and what scanning found:
         # forge.compiler.references checks them once every step's tool is known.
         self.templates: list[tuple[Step, ToolSpec, Template]] = []
@@ -159,8 +161,9 @@ class BindingResolver:
         return found[1]
 
     def _bind(self, step: Step, spec: ToolSpec, out: list[Diagnostic]) -> ToolBinding | None:
+        args = step.args
         try:
-            args_json = canonical_json(step.args)
+            args_json = canonical_json(args)
         except (TypeError, ValueError) as exc:
             out.append(
                 Diagnostic.of(
@@ -168,8 +171,9 @@ class BindingResolver:
                 )
             )
             return None
-        if any(key in args_json for key in _OPERATOR_KEYS):
-            template = scan(step.args)
+        # Every operator key starts with '"$': most arguments have none, one search says so.
+        if '"$' in args_json and any(key in args_json for key in _OPERATOR_KEYS):
+            template = scan(args)
             if template.operators:
                 return self._bind_template(step, spec, args_json, template)
         known = self._checked.get(spec.name)
@@ -178,24 +182,38 @@ class BindingResolver:
         checked = known.get(args_json)
         if checked is None:
             try:
-                self._registry.validate_args(spec.name, step.args)
+                self._registry.validate_args(spec.name, args)
                 error = ""
             except ArgumentsInvalid as exc:
                 error = exc.message
-            checked = known[args_json] = (hashlib.sha256(args_json.encode()).hexdigest(), error)
-        args_hash, error = checked
-        if error:
+            # the effect is decided on the arguments, so it is cached with them
+            call = None
+            if not error:
+                effect = spec.effective_side_effect(args)
+                call = (effect, self._effect_decision(spec, effect))
+            checked = known[args_json] = (
+                hashlib.sha256(args_json.encode()).hexdigest(),
+                error,
+                call,
+            )
+        args_hash, error, call = checked
+        if call is None:
             out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
             return None
+        effect, decision = call
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
-        effect = spec.effective_side_effect(step.args)
-        decision = self._decision(spec)
-        if effect != spec.side_effect:  # an HTTP GET only reads: decided for what it does
-            key = (spec.name, effect)
-            if key not in self._calls:
-                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
-            decision = self._calls[key]
-        return _binding(spec, step.args, args_hash, timeout_s, effect, decision)
+        return _binding(spec, args, args_hash, timeout_s, effect, decision)
+
+    def _effect_decision(self, spec: ToolSpec, effect: SideEffect) -> PolicyDecision:
+        """The policy's decision on a call of ``spec`` with side effect ``effect``: the
+        tool's own, or for an effect other than its declared one (an HTTP GET only
+        reads), the decision for what the call does."""
+        if effect == spec.side_effect:
+            return self._decision(spec)
+        key = (spec.name, effect)
+        if key not in self._calls:
+            self._calls[key] = self._policy.decide(spec, self._scopes, effect)
+        return self._calls[key]
 
     def _bind_template(
         self, step: Step, spec: ToolSpec, args_json: str, template: Template
@@ -205,12 +223,7 @@ class BindingResolver:
         self.templates.append((step, spec, template))
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
         effect = spec.side_effect if template.problems else templated_side_effect(spec, step.args)
-        decision = self._decision(spec)
-        if effect != spec.side_effect:
-            key = (spec.name, effect)
-            if key not in self._calls:
-                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
-            decision = self._calls[key]
+        decision = self._effect_decision(spec, effect)
         args_hash = hashlib.sha256(args_json.encode()).hexdigest()
         return _binding(
             spec, step.args, args_hash, timeout_s, effect, decision, template.references
