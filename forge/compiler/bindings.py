@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from forge.compiler.diagnostics import Diagnostic
-from forge.compiler.graph import PerformedSideEffect, ToolBinding
+from forge.compiler.graph import PerformedSideEffect, ToolBinding, new_binding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
 from forge.plan.references import FROM, JOIN, LITERAL, Reference, Template, scan, substitute
@@ -78,6 +78,9 @@ class BindingResolver:
         # Steps whose arguments use operators, with their tool and what scanning found:
         # forge.compiler.references checks them once every step's tool is known.
         self.templates: list[tuple[Step, ToolSpec, Template]] = []
+        # Each bound step's arguments as canonical JSON, by the arguments' id: the graph's
+        # content hash takes them from here (``ExecutableGraph.canonical_args``).
+        self.canonical_args: dict[int, str] = {}
         self._performed: dict[tuple[str, str], list[str]] = {}
         for effect in performed:
             self._performed.setdefault((effect.tool, effect.args_hash), []).append(effect.step_id)
@@ -171,6 +174,7 @@ class BindingResolver:
                 )
             )
             return None
+        self.canonical_args[id(args)] = args_json
         # Every operator key starts with '"$': most arguments have none, one search says so.
         if '"$' in args_json and any(key in args_json for key in _OPERATOR_KEYS):
             template = scan(args)
@@ -331,15 +335,15 @@ def _binding(
 ) -> ToolBinding:
     """A binding; with ``references`` (even none: a ``$literal`` alone) one still to be
     resolved."""
-    return ToolBinding(
-        tool=spec,
-        args=args,
-        args_hash=args_hash,
-        timeout_s=timeout_s,
-        side_effect=side_effect,
-        approval_reasons=decision.approval_reasons,
-        references=references or (),
-        concrete=references is None,
+    return new_binding(
+        spec,
+        args,
+        args_hash,
+        timeout_s,
+        side_effect,
+        decision.approval_reasons,
+        references or (),
+        references is None,
     )
 
 

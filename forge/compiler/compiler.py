@@ -29,7 +29,7 @@ from forge.compiler.checklist import LaunchChecklist
 from forge.compiler.contracts import ContractChecker
 from forge.compiler.deliverable import resolve_deliverable
 from forge.compiler.diagnostics import Diagnostic, ordered
-from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect
+from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect, new_node
 from forge.compiler.impact import Impact, impact_of
 from forge.compiler.milestones import DEFAULT_WARN_STEPS, check_milestones
 from forge.compiler.references import ReferenceChecker
@@ -131,13 +131,15 @@ class GraphCompiler:
         nodes: dict[str, ExecutableNode] = {}
         first = structure.steps
         depends_on = structure.depends_on
+        resolve, check_contract, check_launch = resolver.resolve, contracts.check, checklist.check
         for step in document.steps:
-            binding, allowed, reasons = resolver.resolve(step, out)
-            contracts.check(step, out)
-            checklist.check(step, binding, allowed)
-            if first[step.id] is step and step.id not in nodes:
-                nodes[step.id] = ExecutableNode(
-                    step.id, step, depends_on[step.id], binding, allowed, reasons
+            step_id = step.id
+            binding, allowed, reasons = resolve(step, out)
+            check_contract(step, out)
+            check_launch(step, binding, allowed)
+            if first[step_id] is step and step_id not in nodes:
+                nodes[step_id] = new_node(
+                    step_id, step, depends_on[step_id], binding, allowed, reasons
                 )
         if resolver.templates:
             references = ReferenceChecker(self.registry, structure)
@@ -152,5 +154,7 @@ class GraphCompiler:
         order = structure.order
         if tuple(nodes) != order:
             nodes = {step_id: nodes[step_id] for step_id in order}
-        graph = ExecutableGraph(document, MappingProxyType(nodes), order, deliverable)
+        graph = ExecutableGraph(
+            document, MappingProxyType(nodes), order, deliverable, resolver.canonical_args
+        )
         return CompileResult(diagnostics, graph)
