@@ -271,8 +271,9 @@ def impact_of(graph: ExecutableGraph) -> Impact:
             seconds = 0.0
         start, after = 0.0, None
         for dep in node.depends_on:  # the dependency that finishes last comes before
-            if after is None or finish[dep] > start:
-                start, after = finish[dep], dep
+            ends = finish[dep]
+            if after is None or ends > start:
+                start, after = ends, dep
         finish[node_id] = start + seconds
         before[node_id] = after
     servers: dict[str, list[str]] = {}
@@ -323,7 +324,9 @@ def _seconds(node: ExecutableNode) -> float | None:
     if estimate is not None and estimate.seconds is not None:
         return float(estimate.seconds)
     binding = node.binding
-    if binding is not None and binding.tool.name == "sleep" and binding.concrete:
+    if binding is None or binding.tool.name != "sleep":
+        return None
+    if binding.concrete:
         seconds = binding.args.get("seconds")
         if isinstance(seconds, int | float) and not isinstance(seconds, bool):
             return float(seconds)
