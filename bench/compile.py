@@ -49,7 +49,6 @@ from forge.plan import (
     dump_plan,
     load_plan,
 )
-from forge.plan.codec import indented_json
 from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
 SIZES = ((1_000, 15), (10_000, 11), (100_000, 3))  # steps, repeats
@@ -196,7 +195,11 @@ def command_row(compiler: GraphCompiler, directory: Path, steps: int, repeats: i
         lambda: compiler.compile(document),
         repeats,
     )
-    write_ms, _ = paired_medians(lambda: indented_json(result.to_data()), lambda: 0, repeats)
+    # Copies: the result and its graph compute their impact and content hash when first
+    # read, as the command's one result does while it is written.
+    write_ms, _ = paired_medians(
+        lambda: replace(result, graph=replace(result.graph)).to_json(), lambda: 0, repeats
+    )
     ratio = command_ms / graphlib_ms
     if steps == 10_000:
         goal = f"ratio <= {RATIO_GOAL:g}: {'met' if ratio <= RATIO_GOAL else 'MISSED'}"
