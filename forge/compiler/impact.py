@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 _HOLE = "\x00"  # stands for a value known only at run time while a host is parsed
+_REACHING_OUT = frozenset({"http_request", "file_write", "shell"})  # their hosts, files, commands
 
 
 @dataclass(frozen=True)
@@ -227,25 +228,28 @@ def impact_of(graph: ExecutableGraph) -> Impact:
     for node_id in graph.order:
         node = nodes[node_id]
         binding = node.binding
+        name = None
         if binding is not None:
             tool = binding.tool
             name = tool.name
             tools_used[name] = tool
             effects.append(binding.side_effect)
-            if name == "http_request":
-                host = _host(binding.args.get("url"))
-                if host:
-                    hosts.setdefault(host, None)
+            if name in _REACHING_OUT:
+                args = binding.args
+                if name == "http_request":
+                    host = _host(args.get("url"))
+                    if host:
+                        hosts.setdefault(host, None)
+                    else:
+                        hosts_unknown.append(node_id)
+                elif name == "file_write":
+                    path = _text(args.get("path"))
+                    if path is not None and "{" not in path:
+                        files.setdefault(path, None)
+                    else:
+                        files_unknown.append(node_id)
                 else:
-                    hosts_unknown.append(node_id)
-            elif name == "file_write":
-                path = _text(binding.args.get("path"))
-                if path is not None and "{" not in path:
-                    files.setdefault(path, None)
-                else:
-                    files_unknown.append(node_id)
-            elif name == "shell":
-                commands.setdefault(_command(binding.args.get("argv")), None)
+                    commands.setdefault(_command(args.get("argv")), None)
         else:
             agents += 1
             tools = node.allowed_tools
@@ -262,10 +266,14 @@ def impact_of(graph: ExecutableGraph) -> Impact:
         if node.approval_reasons:
             pauses.append(StepPause(node_id, node.approval_reasons))
         estimate = node.step.estimate
+        seconds = None
         if estimate is not None:
             tokens += estimate.tokens
             costs.append(estimate.cost)
-        seconds = _seconds(node)
+            if estimate.seconds is not None:
+                seconds = float(estimate.seconds)
+        if seconds is None and name == "sleep":
+            seconds = _sleep_seconds(node)
         if seconds is None:
             unknown.append(node_id)
             seconds = 0.0
@@ -318,15 +326,10 @@ def _critical_path(
     return Duration(round(finish[end], 3), tuple(reversed(path)), tuple(unknown))
 
 
-def _seconds(node: ExecutableNode) -> float | None:
-    """The step's own duration estimate, else what a ``sleep`` step's arguments say."""
-    estimate = node.step.estimate
-    if estimate is not None and estimate.seconds is not None:
-        return float(estimate.seconds)
+def _sleep_seconds(node: ExecutableNode) -> float | None:
+    """A ``sleep`` step's duration, from its arguments when they are known now."""
     binding = node.binding
-    if binding is None or binding.tool.name != "sleep":
-        return None
-    if binding.concrete:
+    if binding is not None and binding.concrete:
         seconds = binding.args.get("seconds")
         if isinstance(seconds, int | float) and not isinstance(seconds, bool):
             return float(seconds)
