@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from typing import Annotated, Any
 
 import msgspec
@@ -348,29 +349,46 @@ def _milestone(milestone: _Milestone) -> Milestone:
     )
 
 
+# Each value is made through its slots' own descriptors: a frozen dataclass's
+# ``__init__`` sets each field through ``object.__setattr__``, three times slower, which
+# was most of the time a 10,000-step plan took to read. The values were checked already,
+# and the differential tests compare the result with the hand-written reader's, made by
+# ``__init__``, field for field.
 _new = object.__new__
-_set = object.__setattr__
+
+
+def _setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
+    if names != tuple(field.name for field in fields(cls)):
+        raise TypeError(f"{cls.__name__} has other fields than {names}")
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+(_step_id, _step_description, _step_depends_on, _step_tool, _step_args, _step_tools_allowed,
+ _step_done_when, _step_timeout, _step_retries, _step_hint, _step_estimate) = _setters(
+    Step, ("id", "description", "depends_on", "tool", "args", "tools_allowed", "done_when",
+           "timeout_s", "retries", "rollback_hint", "estimate"),
+)  # fmt: skip
+_done_description, _done_required, _done_checks = _setters(
+    DoneWhen, ("description", "required_keys", "checks")
+)
+_estimate_tokens, _estimate_cost, _estimate_seconds = _setters(
+    Estimate, ("tokens", "cost", "seconds")
+)
 
 
 def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[Step, ...], int, int]:
     """The steps, with the list items (the list's own and those inside each step) and the
-    keys they hold; their ids and dependencies are added to ``ids``.
-
-    Each value is built as its frozen dataclass's ``__init__`` would, but with its
-    ``__dict__`` given whole: ``__init__`` sets each field through ``object.__setattr__``,
-    which was most of the time a 10,000-step plan took to read. The values were checked
-    already, and the differential test compares the result with the hand-written
-    reader's, which calls ``__init__``."""
+    keys they hold; their ids and dependencies are added to ``ids``."""
     made: list[Step] = []
     append = made.append
     add_id, add_ids = ids.append, ids.extend
     items = len(steps)
     keys = 0
     for struct in steps:
-        fields = astuple(struct)
-        keys += 11 - fields.count(UNSET)
+        values = astuple(struct)
+        keys += 11 - values.count(UNSET)
         (step_id, description, depends_on, tool, args, tools_allowed, done, timeout,
-         retries, hint, estimate) = fields  # fmt: skip
+         retries, hint, estimate) = values  # fmt: skip
         add_id(step_id)
         if depends_on:
             items += len(depends_on)
@@ -392,8 +410,9 @@ def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[St
         else:
             done_when = _new(DoneWhen)
             if type(done) is str:
-                _set(done_when, "__dict__",
-                     {"description": done, "required_keys": (), "checks": ()})  # fmt: skip
+                _done_description(done_when, done)
+                _done_required(done_when, ())
+                _done_checks(done_when, ())
             else:
                 given = astuple(done)
                 keys += 3 - given.count(UNSET)
@@ -402,11 +421,9 @@ def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[St
                     items += len(required)
                 if checks:
                     items += len(checks)
-                _set(done_when, "__dict__", {
-                    "description": "" if text is UNSET else text,
-                    "required_keys": required or (),
-                    "checks": checks or (),
-                })  # fmt: skip
+                _done_description(done_when, "" if text is UNSET else text)
+                _done_required(done_when, required or ())
+                _done_checks(done_when, checks or ())
             done = done_when
         if estimate is UNSET or estimate is None:
             estimate = None
@@ -415,24 +432,20 @@ def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[St
             keys += 3 - given.count(UNSET)
             tokens, cost, seconds = given
             estimate = _new(Estimate)
-            _set(estimate, "__dict__", {
-                "tokens": 0 if tokens is UNSET else tokens,
-                "cost": 0.0 if cost is UNSET else cost,
-                "seconds": None if seconds is UNSET else seconds,
-            })  # fmt: skip
+            _estimate_tokens(estimate, 0 if tokens is UNSET else tokens)
+            _estimate_cost(estimate, 0.0 if cost is UNSET else cost)
+            _estimate_seconds(estimate, None if seconds is UNSET else seconds)
         step = _new(Step)
-        _set(step, "__dict__", {
-            "id": step_id,
-            "description": "" if description is UNSET else description,
-            "depends_on": depends_on,
-            "tool": None if tool is UNSET else tool,
-            "args": args,
-            "tools_allowed": tools_allowed,
-            "done_when": done,
-            "timeout_s": None if timeout is UNSET else timeout,
-            "retries": 0 if retries is UNSET else retries,
-            "rollback_hint": "" if hint is UNSET else hint,
-            "estimate": estimate,
-        })  # fmt: skip
+        _step_id(step, step_id)
+        _step_description(step, "" if description is UNSET else description)
+        _step_depends_on(step, depends_on)
+        _step_tool(step, None if tool is UNSET else tool)
+        _step_args(step, args)
+        _step_tools_allowed(step, tools_allowed)
+        _step_done_when(step, done)
+        _step_timeout(step, None if timeout is UNSET else timeout)
+        _step_retries(step, 0 if retries is UNSET else retries)
+        _step_hint(step, "" if hint is UNSET else hint)
+        _step_estimate(step, estimate)
         append(step)
     return tuple(made), items, keys
