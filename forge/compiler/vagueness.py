@@ -5,9 +5,7 @@ rules that use them. Each entry is a regular expression, written in lower case w
 spaces, that must match the *whole* text, ignoring case, runs of whitespace, and
 punctuation at either end: "Analyze the problem." is vague, "Analyze the problem in the
 billing export" is not. Both tables compile into one pattern each, so a check is a single
-regex match (this runs on every step of every compile), and only for a text of at most
-as many words as the longest phrase: most descriptions are longer, and counting their
-words costs a fraction of the match.
+regex match (this runs on every step of every compile).
 """
 
 from __future__ import annotations
@@ -53,13 +51,6 @@ VAGUE_DONE_WHEN_PATTERNS: tuple[str, ...] = (
 # ASCII punctuation plus the CJK and typographic marks plans are written with.
 _PUNCTUATION = string.punctuation + "。，、；：？！…—–·「」『』（）《》【】“”‘’"
 _EDGE = f"[\\s{re.escape(_PUNCTUATION)}]*"
-# What ``\s`` matches, and ``str.split`` splits at: every character ``str.isspace``
-# says is whitespace (a test holds it to that).
-WHITESPACE = (
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
-    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-_EDGE_CHARACTERS = WHITESPACE + _PUNCTUATION
 
 
 def _compile(patterns: tuple[str, ...], *, empty: bool) -> re.Pattern[str]:
@@ -70,36 +61,14 @@ def _compile(patterns: tuple[str, ...], *, empty: bool) -> re.Pattern[str]:
     return re.compile(f"{_EDGE}(?:{body}){_EDGE}", re.IGNORECASE)
 
 
-def most_words(patterns: tuple[str, ...]) -> int:
-    """The most words a text one of ``patterns`` matches can have, punctuation and
-    whitespace at either end left out. Words are separated by whitespace, which only a
-    pattern's spaces match, each at most once: no pattern may repeat (``*``, ``+``,
-    ``{``), so each has at most one word more than it has spaces."""
-    for pattern in patterns:
-        if any(repeat in pattern for repeat in "*+{"):
-            raise ValueError(f"vague pattern {pattern!r} repeats: its words cannot be counted")
-    return max(pattern.count(" ") + 1 for pattern in patterns)
-
-
-def _fewer_words_than(text: str, most: int) -> bool:
-    """Whether ``text``, punctuation and whitespace at either end left out, has at most
-    ``most`` words (stripping those ends never adds a word a match would have)."""
-    return len(text.strip(_EDGE_CHARACTERS).split(None, most)) <= most
-
-
 _VAGUE_STEP = _compile(VAGUE_STEP_PATTERNS, empty=True)
 _VAGUE_DONE_WHEN = _compile(VAGUE_DONE_WHEN_PATTERNS, empty=False)
-_STEP_WORDS = most_words(VAGUE_STEP_PATTERNS)
-_DONE_WHEN_WORDS = most_words(VAGUE_DONE_WHEN_PATTERNS)
 
 
 def is_vague_step(description: str) -> bool:
     """Whether a step description is empty (or only punctuation) or one of
     ``VAGUE_STEP_PATTERNS``."""
-    return (
-        _fewer_words_than(description, _STEP_WORDS)
-        and _VAGUE_STEP.fullmatch(description) is not None
-    )
+    return _VAGUE_STEP.fullmatch(description) is not None
 
 
 def is_vague_done_when(description: str) -> bool:
@@ -107,7 +76,4 @@ def is_vague_done_when(description: str) -> bool:
 
     An empty description is not vague: a ``done_when`` may speak through its checks alone.
     """
-    return (
-        _fewer_words_than(description, _DONE_WHEN_WORDS)
-        and _VAGUE_DONE_WHEN.fullmatch(description) is not None
-    )
+    return _VAGUE_DONE_WHEN.fullmatch(description) is not None
