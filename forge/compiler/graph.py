@@ -185,8 +185,9 @@ def new_node(
     return node
 
 
-class _NodeData(msgspec.Struct):
-    """``ExecutableNode.to_data``'s keys in its order, made positionally in C."""
+class _NodeData(msgspec.Struct, gc=False):
+    """``ExecutableNode.to_data``'s keys in its order, made positionally in C (and not
+    tracked by the cyclic collector: it holds no cycles)."""
 
     id: str
     tool: str | None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, cast
 
 import msgspec
@@ -319,21 +320,26 @@ def _step_data(step: Step) -> dict[str, Any]:
     return data
 
 
-def content_hash(document: PlanDocument) -> str:
+_NONE: Mapping[int, str] = MappingProxyType({})
+
+
+def content_hash(document: PlanDocument, canonical_args: Mapping[int, str] = _NONE) -> str:
     """SHA-256 of the document's canonical JSON: equal documents, equal hashes.
 
     The text is ``canonical_json(to_data(document))``, written by msgspec from data built
     for it with the keys in canonical order (``_hashed``): hashing a 10,000-step plan the
     standard library's way took longer than a topological sort of it. Whatever msgspec
-    cannot write is written the standard library's way, which raises what it raised."""
+    cannot write is written the standard library's way, which raises what it raised.
+    ``canonical_args`` may give steps' arguments as ``canonical_json`` wrote them, by
+    the arguments' id (the compiler has written them)."""
     try:
-        text = encode_plain(_hashed(document))
+        text = encode_plain(_hashed(document, canonical_args))
     except (msgspec.MsgspecError, TypeError, ValueError):
         text = canonical_json(to_data(document)).encode()
     return hashlib.sha256(text).hexdigest()
 
 
-def _hashed(document: PlanDocument) -> dict[str, Any]:
+def _hashed(document: PlanDocument, canonical_args: Mapping[int, str]) -> dict[str, Any]:
     """``to_data(document)`` with its keys sorted, its floats through ``json_number`` and
     each step's ``args`` as their canonical JSON, raw."""
     data: dict[str, Any] = {}
@@ -356,7 +362,7 @@ def _hashed(document: PlanDocument) -> dict[str, Any]:
         data["requires_approval_before"] = document.requires_approval_before
     data["risk_level"] = document.risk_level
     data["schema"] = document.schema
-    data["steps"] = [_hashed_step(step) for step in document.steps]
+    data["steps"] = [_hashed_step(step, canonical_args) for step in document.steps]
     return data
 
 
@@ -372,8 +378,9 @@ def _hashed_milestone(milestone: Milestone) -> dict[str, Any]:
 
 # A step of ``_hashed``: its keys in canonical (sorted) order; what ``to_data`` leaves
 # out is UNSET, which msgspec leaves out too. Built positionally in C, where a dict per
-# step, key by key, took a large part of hashing a plan.
-class _HashedStep(msgspec.Struct):
+# step, key by key, took a large part of hashing a plan (and untracked by the cyclic
+# collector: they hold no cycles).
+class _HashedStep(msgspec.Struct, gc=False):
     args: Any
     depends_on: Any
     description: Any
@@ -387,20 +394,26 @@ class _HashedStep(msgspec.Struct):
     tools_allowed: Any
 
 
-class _HashedDoneWhen(msgspec.Struct):
+class _HashedDoneWhen(msgspec.Struct, gc=False):
     checks: Any
     description: Any
     required_keys: Any
 
 
-class _HashedEstimate(msgspec.Struct):
+class _HashedEstimate(msgspec.Struct, gc=False):
     cost: Any
     seconds: Any
     tokens: Any
 
 
-def _hashed_step(step: Step) -> _HashedStep:
+def _hashed_step(step: Step, canonical_args: Mapping[int, str]) -> _HashedStep:
     args = step.args
+    raw_args: Any = UNSET
+    if args:
+        written = canonical_args.get(id(args))
+        if written is None:
+            written = canonical_json(args if type(args) is dict else dict(args))
+        raw_args = msgspec.Raw(written)
     done: Any = step.done_when
     if done is not None:
         if done.required_keys or done.checks:  # verifiable
@@ -419,7 +432,7 @@ def _hashed_step(step: Step) -> _HashedStep:
         )
     timeout = step.timeout_s
     return _HashedStep(
-        msgspec.Raw(canonical_json(args if type(args) is dict else dict(args))) if args else UNSET,
+        raw_args,
         step.depends_on,
         step.description or UNSET,
         UNSET if done is None else done,

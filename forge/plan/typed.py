@@ -63,27 +63,28 @@ _Texts = tuple[str, ...]
 
 # Every field the hand-written reader defaults is UNSET when left out, so that the keys
 # given can be counted; null is typed only where that reader takes it for "not given".
+# Decoded values hold no reference cycles, so the cyclic collector need not track them.
 
 
-class _DoneWhen(msgspec.Struct, forbid_unknown_fields=True):
+class _DoneWhen(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     description: str | UnsetType = UNSET
     required_keys: _Texts | None | UnsetType = UNSET
     checks: _Texts | None | UnsetType = UNSET
 
 
-class _Estimate(msgspec.Struct, forbid_unknown_fields=True):
+class _Estimate(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     tokens: _Count | UnsetType = UNSET
     cost: _Amount | UnsetType = UNSET
     seconds: _Amount | None | UnsetType = UNSET
 
 
-class _Budget(msgspec.Struct, forbid_unknown_fields=True):
+class _Budget(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     max_steps: _Count | None | UnsetType = UNSET
     max_tokens: _Count | None | UnsetType = UNSET
     max_cost: _Amount | None | UnsetType = UNSET
 
 
-class _Step(msgspec.Struct, forbid_unknown_fields=True):
+class _Step(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: _Id
     description: str | UnsetType = UNSET
     depends_on: _Ids | None | UnsetType = UNSET
@@ -97,14 +98,14 @@ class _Step(msgspec.Struct, forbid_unknown_fields=True):
     estimate: _Estimate | None | UnsetType = UNSET
 
 
-class _Milestone(msgspec.Struct, forbid_unknown_fields=True):
+class _Milestone(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     id: _Id
     title: str | UnsetType = UNSET
     steps: _Ids | None | UnsetType = UNSET
     review: bool | UnsetType = UNSET
 
 
-class _Plan(msgspec.Struct, forbid_unknown_fields=True):
+class _Plan(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     goal: str
     schema: str | UnsetType = UNSET
     deliverable: _Id | None | UnsetType = UNSET
