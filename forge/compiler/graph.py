@@ -262,34 +262,40 @@ class ExecutableGraph:
         }
 
     def plain_data(self) -> dict[str, Any]:
-        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON, the
+        nodes, edges and data edges written in one pass."""
         nodes = self.nodes
         written = []
         edges: list[tuple[str, str]] = []
-        for node_id in self.order:  # the nodes and the edges in one pass
+        data_edges: list[dict[str, str]] = []
+        for node_id in self.order:
             node = nodes[node_id]
             written.append(node.plain_data())
             for dep in node.depends_on:
                 edges.append((dep, node_id))
+            binding = node.binding
+            if binding is not None and binding.references:
+                data_edges.extend(_data_edge(node_id, ref) for ref in binding.references)
         return {
             "content_hash": self.content_hash,
             "deliverable": self.deliverable,
             "order": self.order,
             "nodes": written,
             "edges": edges,
-            "data_edges": self._data_edges(),
+            "data_edges": data_edges,
         }
 
     def _data_edges(self) -> list[dict[str, str]]:
-        return [
-            {
-                "source": source,
-                "target": node_id,
-                "path": reference.path_text,
-                "at": location_text(reference.at),
-            }
-            for source, node_id, reference in self.data_edges
-        ]
+        return [_data_edge(node_id, reference) for _, node_id, reference in self.data_edges]
+
+
+def _data_edge(node_id: str, reference: Reference) -> dict[str, str]:
+    return {
+        "source": reference.step,
+        "target": node_id,
+        "path": reference.path_text,
+        "at": location_text(reference.at),
+    }
 
 
 @dataclass(frozen=True)
