@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from typing import Annotated, Any
 
@@ -139,9 +139,10 @@ def read(data: object, limits: ImportLimits) -> PlanDocument | None:
         return None
 
 
-def read_json(text: str, limits: ImportLimits) -> PlanDocument | None:
-    """The plan of JSON ``text``, or ``None``: read it with ``json_io.parse_json`` and
-    ``codec.from_data``. ``text`` is within ``limits.max_bytes`` already."""
+def read_json(text: str | bytes, limits: ImportLimits) -> PlanDocument | None:
+    """The plan of JSON ``text`` (UTF-8 when bytes), or ``None``: read it with
+    ``json_io.parse_json`` and ``codec.from_data``. ``text`` is within
+    ``limits.max_bytes`` already."""
     if limits.max_depth < 5:  # the typed fields alone reach depth 5 (a done_when's list)
         return None
     try:
@@ -164,7 +165,7 @@ def _fits(plan: _Plan, limits: ImportLimits) -> bool:
     )
 
 
-def _keys_all_kept(text: str, kept: int) -> bool:
+def _keys_all_kept(text: str | bytes, kept: int) -> bool:
     """Whether JSON ``text`` holds no more keys than the ``kept`` its decoded values hold.
 
     Every key is followed by a colon, after only whitespace: counting the colons that
@@ -172,13 +173,20 @@ def _keys_all_kept(text: str, kept: int) -> bool:
     happen to. That count is the most keys the text can hold; if it is ``kept``, no key
     was repeated. Each count is a pass over the text: the first, of every colon, is
     enough when no string holds one."""
-    colons = text.count(":")
+    colon, after_a_quote, *after_spaces = _COLONS if isinstance(text, str) else _COLON_BYTES
+    count: Callable[[Any], int] = text.count
+    colons = count(colon)
     if colons == kept:
         return True
-    after_quote = text.count('":')
+    after_quote = count(after_a_quote)
     if colons == after_quote:
         return after_quote == kept
-    return after_quote + sum(text.count(space + ":") for space in " \n\t\r") == kept
+    return after_quote + sum(map(count, after_spaces)) == kept
+
+
+# A colon, then a colon after a quote, after a space, a newline, a tab, a return.
+_COLONS = (":", '":', " :", "\n:", "\t:", "\r:")
+_COLON_BYTES = tuple(pattern.encode() for pattern in _COLONS)
 
 
 def _given(struct: msgspec.Struct) -> int:

@@ -218,8 +218,10 @@ def test_a_number_that_is_not_finite_is_left_to_the_hand_written_reader():
 
 
 def agree_json(text: str, limits: ImportLimits = DEFAULT) -> str:
-    """Check that ``read_json`` and ``parse_json`` + ``read_by_hand`` agree on ``text``."""
+    """Check that ``read_json`` and ``parse_json`` + ``read_by_hand`` agree on ``text``,
+    and that ``read_json`` reads its UTF-8 bytes as it reads the text."""
     fast = read_json(text, limits)
+    assert read_json(text.encode(errors="surrogatepass"), limits) == fast
     try:
         by_hand = read_by_hand(parse_json(text, limits), limits)
     except PlanDocumentError:
@@ -380,3 +382,25 @@ def test_colons_inside_strings_never_hide_a_repeated_key(text, way):
 def test_what_is_not_json_or_only_python_reads_is_left_to_the_standard_parser(text):
     assert read_json(text, DEFAULT) is None
     agree_json(text)
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        (b'{"goal": "\xff", "steps": []}', "invalid_encoding"),
+        (b'{"goal": "g", "steps": []}\xff', "invalid_encoding"),
+        (b'{"goal": "\xed\xa0\x80", "steps": []}', "invalid_encoding"),
+        (b'{"goal": "g", "goal": "h", "steps": []}', "duplicate_key"),
+        (b'{"goal": "g", "steps": [NaN]}', "invalid_json"),
+    ],
+)
+def test_json_bytes_are_refused_as_their_text_is(source, code):
+    with pytest.raises(PlanDocumentError) as refused:
+        load_plan(source, "json")
+    assert refused.value.code == code
+
+
+def test_json_bytes_with_a_byte_order_mark_read_the_fast_way_to_the_same_plan():
+    text = json.dumps(PLAN, ensure_ascii=False)
+    source = "\ufeff".encode() + text.encode()
+    assert load_plan(source, "json") == read_json(text, DEFAULT) == load_plan(text, "json")
