@@ -308,28 +308,31 @@ def _policy(path: Path | None) -> Policy:
 def _compile(args: argparse.Namespace) -> int:
     from forge.compiler import GraphCompiler
     from forge.gcpause import paused_gc
-    from forge.plan.codec import indented_json
     from forge.tools import PolicyEngine
 
-    document = read_document(args)
-    policy = PolicyEngine(_policy(args.policy))
-    # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
-    with _toolbox(args) as toolbox:
-        compiler = GraphCompiler(
-            toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
-        )
-        with paused_gc():  # a compiled graph and its JSON hold no reference cycles
+    # Reading, compiling and writing make acyclic data, hundreds of thousands of objects
+    # for a large plan: the cyclic collector would only walk them (forge.gcpause).
+    with paused_gc():
+        document = read_document(args)
+        policy = PolicyEngine(_policy(args.policy))
+        # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
+        with _toolbox(args) as toolbox:
+            compiler = GraphCompiler(
+                toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
+            )
             result = compiler.compile(document)
-            text = indented_json(result.to_data()) if args.json else None
-    if text is not None:
-        print(text)
-    else:
-        _print_diagnostics(args.file, result)
-        if result.impact is not None:
-            print(f"{args.file}: impact")
-            for line in result.impact.lines():
-                print(f"  {line}")
-    return EXIT_OK if result.ok else EXIT_ERRORS
+        if args.json:
+            print(result.to_json())
+        else:
+            _print_diagnostics(args.file, result)
+            if result.impact is not None:
+                print(f"{args.file}: impact")
+                for line in result.impact.lines():
+                    print(f"  {line}")
+        ok = result.ok
+        # Freed while the collector rests: back on, it would walk them all once more.
+        del document, result
+    return EXIT_OK if ok else EXIT_ERRORS
 
 
 def _milestone_warn_steps() -> int:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from forge.compiler.diagnostics import Diagnostic
-from forge.compiler.graph import PerformedSideEffect, ToolBinding
+from forge.compiler.graph import PerformedSideEffect, ToolBinding, new_binding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
 from forge.plan.references import FROM, JOIN, LITERAL, Reference, Template, scan, substitute
@@ -51,6 +51,7 @@ __all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call", "templated
 _OPERATOR_KEYS = tuple(f'"{key}":' for key in (FROM, JOIN, LITERAL))
 
 Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
+_Call = tuple[SideEffect, PolicyDecision]
 
 
 class BindingResolver:
@@ -71,11 +72,15 @@ class BindingResolver:
         self._tools: dict[str, tuple[ToolSpec, PolicyDecision] | None] = {}
         # (tool name, a call's side effect) -> the decision for calls with that effect
         self._calls: dict[tuple[str, str], PolicyDecision] = {}
-        # tool name -> canonical args JSON -> (args hash, validation error or "")
-        self._checked: dict[str, dict[str, tuple[str, str]]] = {}
+        # tool name -> canonical args JSON -> (args hash, validation error or "", and
+        # without an error the call's side effect and the policy's decision on it)
+        self._checked: dict[str, dict[str, tuple[str, str, _Call | None]]] = {}
         # Steps whose arguments use operators, with their tool and what scanning found:
         # forge.compiler.references checks them once every step's tool is known.
         self.templates: list[tuple[Step, ToolSpec, Template]] = []
+        # Each bound step's arguments as canonical JSON, by the arguments' id: the graph's
+        # content hash takes them from here (``ExecutableGraph.canonical_args``).
+        self.canonical_args: dict[int, str] = {}
         self._performed: dict[tuple[str, str], list[str]] = {}
         for effect in performed:
             self._performed.setdefault((effect.tool, effect.args_hash), []).append(effect.step_id)
@@ -159,8 +164,9 @@ class BindingResolver:
         return found[1]
 
     def _bind(self, step: Step, spec: ToolSpec, out: list[Diagnostic]) -> ToolBinding | None:
+        args = step.args
         try:
-            args_json = canonical_json(step.args)
+            args_json = canonical_json(args)
         except (TypeError, ValueError) as exc:
             out.append(
                 Diagnostic.of(
@@ -168,8 +174,10 @@ class BindingResolver:
                 )
             )
             return None
-        if any(key in args_json for key in _OPERATOR_KEYS):
-            template = scan(step.args)
+        self.canonical_args[id(args)] = args_json
+        # Every operator key starts with '"$': most arguments have none, one search says so.
+        if '"$' in args_json and any(key in args_json for key in _OPERATOR_KEYS):
+            template = scan(args)
             if template.operators:
                 return self._bind_template(step, spec, args_json, template)
         known = self._checked.get(spec.name)
@@ -178,24 +186,38 @@ class BindingResolver:
         checked = known.get(args_json)
         if checked is None:
             try:
-                self._registry.validate_args(spec.name, step.args)
+                self._registry.validate_args(spec.name, args)
                 error = ""
             except ArgumentsInvalid as exc:
                 error = exc.message
-            checked = known[args_json] = (hashlib.sha256(args_json.encode()).hexdigest(), error)
-        args_hash, error = checked
-        if error:
+            # the effect is decided on the arguments, so it is cached with them
+            call = None
+            if not error:
+                effect = spec.effective_side_effect(args)
+                call = (effect, self._effect_decision(spec, effect))
+            checked = known[args_json] = (
+                hashlib.sha256(args_json.encode()).hexdigest(),
+                error,
+                call,
+            )
+        args_hash, error, call = checked
+        if call is None:
             out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
             return None
+        effect, decision = call
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
-        effect = spec.effective_side_effect(step.args)
-        decision = self._decision(spec)
-        if effect != spec.side_effect:  # an HTTP GET only reads: decided for what it does
-            key = (spec.name, effect)
-            if key not in self._calls:
-                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
-            decision = self._calls[key]
-        return _binding(spec, step.args, args_hash, timeout_s, effect, decision)
+        return _binding(spec, args, args_hash, timeout_s, effect, decision)
+
+    def _effect_decision(self, spec: ToolSpec, effect: SideEffect) -> PolicyDecision:
+        """The policy's decision on a call of ``spec`` with side effect ``effect``: the
+        tool's own, or for an effect other than its declared one (an HTTP GET only
+        reads), the decision for what the call does."""
+        if effect == spec.side_effect:
+            return self._decision(spec)
+        key = (spec.name, effect)
+        if key not in self._calls:
+            self._calls[key] = self._policy.decide(spec, self._scopes, effect)
+        return self._calls[key]
 
     def _bind_template(
         self, step: Step, spec: ToolSpec, args_json: str, template: Template
@@ -205,12 +227,7 @@ class BindingResolver:
         self.templates.append((step, spec, template))
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
         effect = spec.side_effect if template.problems else templated_side_effect(spec, step.args)
-        decision = self._decision(spec)
-        if effect != spec.side_effect:
-            key = (spec.name, effect)
-            if key not in self._calls:
-                self._calls[key] = self._policy.decide(spec, self._scopes, effect)
-            decision = self._calls[key]
+        decision = self._effect_decision(spec, effect)
         args_hash = hashlib.sha256(args_json.encode()).hexdigest()
         return _binding(
             spec, step.args, args_hash, timeout_s, effect, decision, template.references
@@ -318,15 +335,15 @@ def _binding(
 ) -> ToolBinding:
     """A binding; with ``references`` (even none: a ``$literal`` alone) one still to be
     resolved."""
-    return ToolBinding(
-        tool=spec,
-        args=args,
-        args_hash=args_hash,
-        timeout_s=timeout_s,
-        side_effect=side_effect,
-        approval_reasons=decision.approval_reasons,
-        references=references or (),
-        concrete=references is None,
+    return new_binding(
+        spec,
+        args,
+        args_hash,
+        timeout_s,
+        side_effect,
+        decision.approval_reasons,
+        references or (),
+        references is None,
     )
 
 

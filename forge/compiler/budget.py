@@ -18,13 +18,15 @@ __all__ = ["check_budget"]
 
 def check_budget(document: PlanDocument) -> list[Diagnostic]:
     budget = document.budget
-    estimates = [step.estimate for step in document.steps if step.estimate is not None]
     found = []
+    if budget.max_steps is None and budget.max_tokens is None and budget.max_cost is None:
+        return []  # nothing to check against: the estimates need not be summed
     steps = len(document.steps)
     if budget.max_steps is not None and steps > budget.max_steps:
         found.append(
             f"plan has {steps} steps, {steps - budget.max_steps} over max_steps {budget.max_steps}"
         )
+    estimates = [step.estimate for step in document.steps if step.estimate is not None]
     tokens = sum(estimate.tokens for estimate in estimates)
     if budget.max_tokens is not None and tokens > budget.max_tokens:
         found.append(

@@ -36,24 +36,29 @@ class ContractChecker:
         done = step.done_when
         if done is None:
             return
-        for number, expression in enumerate(done.checks, start=1):
-            error = self._syntax_error(expression)
-            if error:
-                message = (
-                    f"step {step.id!r}: done_when check {number} {expression!r} is not "
-                    f"valid JMESPath: {error}"
-                )
-                out.append(Diagnostic.of("invalid_check", message, (step.id,)))
+        checks = done.checks
+        if checks:
+            parsed = self._parsed
+            for number, expression in enumerate(checks, start=1):
+                error = parsed.get(expression)
+                if error is None:
+                    error = self._syntax_error(expression)
+                if error:
+                    message = (
+                        f"step {step.id!r}: done_when check {number} {expression!r} is not "
+                        f"valid JMESPath: {error}"
+                    )
+                    out.append(Diagnostic.of("invalid_check", message, (step.id,)))
+        vague = is_vague_done_when(done.description)
+        if not vague and (checks or done.required_keys):  # verifiable, and not vague
+            return
         problems = []
-        if is_vague_done_when(done.description):
+        if vague:
             problems.append(f"is vague ({done.description.strip()!r})")
         if not done.verifiable:
             problems.append("has no required_keys or checks")
-        if problems:
-            message = (
-                f"done_when of step {step.id!r} {' and '.join(problems)}, so no run can verify it"
-            )
-            out.append(Diagnostic.of("unverifiable_done_when", message, (step.id,)))
+        message = f"done_when of step {step.id!r} {' and '.join(problems)}, so no run can verify it"
+        out.append(Diagnostic.of("unverifiable_done_when", message, (step.id,)))
 
     def _syntax_error(self, expression: str) -> str:
         error = self._parsed.get(expression)

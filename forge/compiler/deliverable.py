@@ -46,8 +46,14 @@ def resolve_deliverable(
         out.append(
             Diagnostic.of("nonterminal_deliverable", message, (deliverable, *dependents), edges)
         )
-    lineage = structure.lineage(deliverable)
-    unreachable = [step_id for step_id in structure.steps if step_id not in lineage]
+    unreachable: list[str] = []
+    # Every step of an acyclic graph leads to a terminal step, so when the deliverable is
+    # the only one, every step leads to it: no need to walk its lineage.
+    acyclic = len(structure.order) == len(structure.steps)
+    only_terminal = len(structure.steps) - len(structure.depended_on) == 1 and not dependents
+    if not (acyclic and only_terminal):
+        lineage = structure.lineage(deliverable)
+        unreachable = [step_id for step_id in structure.steps if step_id not in lineage]
     if unreachable:
         message = (
             f"{len(unreachable)} step(s) do not lead to deliverable {deliverable!r} and would "

@@ -19,15 +19,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import msgspec
+
 from forge.plan import PlanDocument, Step, canonical_json, content_hash
+from forge.plan.jsontext import encode_plain, json_number
 from forge.plan.references import Reference, location_text
 from forge.tools import SideEffect, ToolSpec
 
-__all__ = ["ExecutableGraph", "ExecutableNode", "PerformedSideEffect", "ToolBinding"]
+__all__ = [
+    "ExecutableGraph",
+    "ExecutableNode",
+    "PerformedSideEffect",
+    "ToolBinding",
+    "new_binding",
+    "new_node",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +86,19 @@ class ExecutableNode:
         reordering them is no change; the description is left out, so rewording it is
         none either."""
         done = self.step.done_when
+        binding = self.binding
         content = [
-            self.binding.tool.name if self.binding else None,
-            self.binding.args_hash if self.binding else None,
+            binding.tool.name if binding else None,
+            binding.args_hash if binding else None,
             sorted(self.depends_on),
-            sorted({tool.name for tool in self.allowed_tools}),
-            None
-            if done is None
-            else [done.description, list(done.required_keys), list(done.checks)],
+            sorted({tool.name for tool in self.allowed_tools}) if self.allowed_tools else [],
+            None if done is None else [done.description, done.required_keys, done.checks],
         ]
-        return hashlib.sha256(canonical_json(content).encode()).hexdigest()
+        try:  # texts and lists only: msgspec writes them as canonical_json does, faster
+            text = encode_plain(content)
+        except (msgspec.MsgspecError, TypeError, ValueError):  # e.g. a lone surrogate
+            text = canonical_json(content).encode()
+        return hashlib.sha256(text).hexdigest()
 
     def to_data(self) -> dict[str, Any]:
         binding = self.binding
@@ -101,6 +114,91 @@ class ExecutableNode:
             "fingerprint": self.fingerprint,
         }
 
+    def plain_data(self) -> _NodeData:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        binding = self.binding
+        allowed = [tool.name for tool in self.allowed_tools] if self.allowed_tools else ()
+        if binding is None:
+            return _NodeData(self.id, None, allowed, None, None, json_number(self.step.timeout_s),
+                             self.approval_reasons, self.depends_on, self.fingerprint)  # fmt: skip
+        return _NodeData(self.id, binding.tool.name, allowed, binding.args_hash,
+                         binding.side_effect, json_number(binding.timeout_s),
+                         self.approval_reasons, self.depends_on, self.fingerprint)  # fmt: skip
+
+
+# A frozen slotted dataclass's ``__init__`` sets each field through
+# ``object.__setattr__``; its slots' own descriptors set them in a third of the time. The
+# compiler makes a binding and a node per step, with these: the same values, which a test
+# compares with ``__init__``'s, field for field.
+_new = object.__new__
+(_set_tool, _set_args, _set_args_hash, _set_timeout, _set_effect, _set_reasons,
+ _set_references, _set_concrete) = (
+    getattr(ToolBinding, name).__set__
+    for name in ("tool", "args", "args_hash", "timeout_s", "side_effect", "approval_reasons",
+                 "references", "concrete")
+)  # fmt: skip
+(_set_id, _set_step, _set_depends_on, _set_binding, _set_allowed, _set_node_reasons) = (
+    getattr(ExecutableNode, name).__set__
+    for name in ("id", "step", "depends_on", "binding", "allowed_tools", "approval_reasons")
+)
+
+
+def new_binding(
+    tool: ToolSpec,
+    args: Mapping[str, Any],
+    args_hash: str,
+    timeout_s: float,
+    side_effect: SideEffect,
+    approval_reasons: tuple[str, ...],
+    references: tuple[Reference, ...],
+    concrete: bool,
+) -> ToolBinding:
+    """``ToolBinding(...)`` of these fields, made faster."""
+    binding: ToolBinding = _new(ToolBinding)
+    _set_tool(binding, tool)
+    _set_args(binding, args)
+    _set_args_hash(binding, args_hash)
+    _set_timeout(binding, timeout_s)
+    _set_effect(binding, side_effect)
+    _set_reasons(binding, approval_reasons)
+    _set_references(binding, references)
+    _set_concrete(binding, concrete)
+    return binding
+
+
+def new_node(
+    node_id: str,
+    step: Step,
+    depends_on: tuple[str, ...],
+    binding: ToolBinding | None,
+    allowed_tools: tuple[ToolSpec, ...],
+    approval_reasons: tuple[str, ...],
+) -> ExecutableNode:
+    """``ExecutableNode(...)`` of these fields, made faster."""
+    node: ExecutableNode = _new(ExecutableNode)
+    _set_id(node, node_id)
+    _set_step(node, step)
+    _set_depends_on(node, depends_on)
+    _set_binding(node, binding)
+    _set_allowed(node, allowed_tools)
+    _set_node_reasons(node, approval_reasons)
+    return node
+
+
+class _NodeData(msgspec.Struct, gc=False):
+    """``ExecutableNode.to_data``'s keys in its order, made positionally in C (and not
+    tracked by the cyclic collector: it holds no cycles)."""
+
+    id: str
+    tool: str | None
+    allowed_tools: Any
+    args_hash: str | None
+    side_effect: str | None
+    timeout_s: Any
+    approval_reasons: tuple[str, ...]
+    depends_on: tuple[str, ...]
+    fingerprint: str
+
 
 @dataclass(frozen=True)
 class ExecutableGraph:
@@ -110,13 +208,17 @@ class ExecutableGraph:
     nodes: Mapping[str, ExecutableNode]
     order: tuple[str, ...]
     deliverable: str
+    # The steps' arguments as canonical JSON, by the arguments' id, as the compiler wrote
+    # them to hash them: the content hash writes them again otherwise. The document holds
+    # the arguments, so their ids stay theirs while the graph lives.
+    canonical_args: Mapping[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def content_hash(self) -> str:
         """The document's ``forge.plan.content_hash``, matching the graph to its version.
         Computed on first read: it serialises the whole document, which alone costs
-        about twice a topological sort of the plan."""
-        return content_hash(self.document)
+        about a topological sort of the plan."""
+        return content_hash(self.document, self.canonical_args)
 
     def dependents(self, node_id: str) -> tuple[str, ...]:
         """The ids of the nodes that depend on ``node_id`` directly, in topological
@@ -156,16 +258,44 @@ class ExecutableGraph:
             "order": list(self.order),
             "nodes": [self.nodes[node_id].to_data() for node_id in self.order],
             "edges": [[dep, node_id] for dep, node_id in self.edges],
-            "data_edges": [
-                {
-                    "source": source,
-                    "target": node_id,
-                    "path": reference.path_text,
-                    "at": location_text(reference.at),
-                }
-                for source, node_id, reference in self.data_edges
-            ],
+            "data_edges": self._data_edges(),
         }
+
+    def plain_data(self) -> dict[str, Any]:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON, the
+        nodes, edges and data edges written in one pass."""
+        nodes = self.nodes
+        written = []
+        edges: list[tuple[str, str]] = []
+        data_edges: list[dict[str, str]] = []
+        for node_id in self.order:
+            node = nodes[node_id]
+            written.append(node.plain_data())
+            for dep in node.depends_on:
+                edges.append((dep, node_id))
+            binding = node.binding
+            if binding is not None and binding.references:
+                data_edges.extend(_data_edge(node_id, ref) for ref in binding.references)
+        return {
+            "content_hash": self.content_hash,
+            "deliverable": self.deliverable,
+            "order": self.order,
+            "nodes": written,
+            "edges": edges,
+            "data_edges": data_edges,
+        }
+
+    def _data_edges(self) -> list[dict[str, str]]:
+        return [_data_edge(node_id, reference) for _, node_id, reference in self.data_edges]
+
+
+def _data_edge(node_id: str, reference: Reference) -> dict[str, str]:
+    return {
+        "source": reference.step,
+        "target": node_id,
+        "path": reference.path_text,
+        "at": location_text(reference.at),
+    }
 
 
 @dataclass(frozen=True)

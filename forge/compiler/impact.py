@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import math
 import shlex
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from forge.compiler.graph import ExecutableGraph, ExecutableNode
+from forge.plan.jsontext import json_number
 from forge.plan.references import FROM, JOIN, LITERAL
-from forge.tools import SIDE_EFFECTS, WRITE_CLASSES
+from forge.tools import SIDE_EFFECTS, WRITE_CLASSES, ToolSpec
 
 __all__ = [
     "Duration",
@@ -52,6 +54,7 @@ __all__ = [
 ]
 
 _HOLE = "\x00"  # stands for a value known only at run time while a host is parsed
+_REACHING_OUT = frozenset({"http_request", "file_write", "shell"})  # their hosts, files, commands
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,13 @@ class Impact:
             },
         }
 
+    def plain_data(self) -> dict[str, Any]:
+        """``to_data()`` for ``forge.plan.jsontext.indented_plain``: the same JSON."""
+        data = self.to_data()
+        data["cost"] = json_number(data["cost"])
+        data["duration"]["seconds"] = json_number(data["duration"]["seconds"])
+        return data
+
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Impact:
         """The inverse of ``to_data`` (stored JSON back to a value)."""
@@ -196,79 +206,93 @@ class Impact:
 
 
 def impact_of(graph: ExecutableGraph) -> Impact:
-    """The impact of a compiled version, in one pass over its nodes (topological order)."""
+    """The impact of a compiled version, in one pass over its nodes (topological order).
+
+    Scopes and MCP servers depend on the tools alone, so the pass collects each tool
+    once and they are read from those after it."""
     document = graph.document
-    scopes: dict[str, None] = {}
-    effects: dict[str, int] = {}
+    nodes = graph.nodes
+    tools_used: dict[str, ToolSpec] = {}
+    effects: list[str] = []
     agents = 0
     hosts: dict[str, None] = {}
     hosts_unknown: list[str] = []
-    servers: dict[str, dict[str, None]] = {}
     files: dict[str, None] = {}
     files_unknown: list[str] = []
     commands: dict[str, None] = {}
     pauses: list[StepPause] = []
-    tokens, costs, estimated = 0, [], 0
+    tokens, costs = 0, []
     finish: dict[str, float] = {}
     before: dict[str, str | None] = {}
     unknown: list[str] = []
     for node_id in graph.order:
-        node = graph.nodes[node_id]
+        node = nodes[node_id]
         binding = node.binding
-        tools = (binding.tool,) if binding is not None else node.allowed_tools
-        for tool in tools:
-            scopes.setdefault(tool.permission_scope, None)
-            if tool.source.startswith("mcp:"):
-                servers.setdefault(tool.source.removeprefix("mcp:"), {})[tool.name] = None
+        name = None
         if binding is not None:
-            effect = binding.side_effect
-            name, args = binding.tool.name, binding.args
-            if name == "http_request":
-                host = _host(args.get("url"))
-                if host:
-                    hosts.setdefault(host, None)
+            tool = binding.tool
+            name = tool.name
+            tools_used[name] = tool
+            effects.append(binding.side_effect)
+            if name in _REACHING_OUT:
+                args = binding.args
+                if name == "http_request":
+                    host = _host(args.get("url"))
+                    if host:
+                        hosts.setdefault(host, None)
+                    else:
+                        hosts_unknown.append(node_id)
+                elif name == "file_write":
+                    path = _text(args.get("path"))
+                    if path is not None and "{" not in path:
+                        files.setdefault(path, None)
+                    else:
+                        files_unknown.append(node_id)
                 else:
-                    hosts_unknown.append(node_id)
-            elif name == "file_write":
-                path = _text(args.get("path"))
-                if path is not None and "{" not in path:
-                    files.setdefault(path, None)
-                else:
-                    files_unknown.append(node_id)
-            elif name == "shell":
-                commands.setdefault(_command(args.get("argv")), None)
+                    commands.setdefault(_command(args.get("argv")), None)
         else:
             agents += 1
-            effect = max(
-                (tool.side_effect for tool in tools), key=SIDE_EFFECTS.index, default="none"
+            tools = node.allowed_tools
+            for tool in tools:
+                tools_used[tool.name] = tool
+            effects.append(
+                max((tool.side_effect for tool in tools), key=SIDE_EFFECTS.index, default="none")
             )
             names = {tool.name for tool in tools}
             if "http_request" in names:
                 hosts_unknown.append(node_id)
             if "file_write" in names:
                 files_unknown.append(node_id)
-        effects[effect] = effects.get(effect, 0) + 1
         if node.approval_reasons:
             pauses.append(StepPause(node_id, node.approval_reasons))
-        step = node.step
-        if step.estimate is not None:
-            estimated += 1
-            tokens += step.estimate.tokens
-            costs.append(step.estimate.cost)
-        seconds = _seconds(node)
+        estimate = node.step.estimate
+        seconds = None
+        if estimate is not None:
+            tokens += estimate.tokens
+            costs.append(estimate.cost)
+            if estimate.seconds is not None:
+                seconds = float(estimate.seconds)
+        if seconds is None and name == "sleep":
+            seconds = _sleep_seconds(node)
         if seconds is None:
             unknown.append(node_id)
             seconds = 0.0
         start, after = 0.0, None
         for dep in node.depends_on:  # the dependency that finishes last comes before
-            if after is None or finish[dep] > start:
-                start, after = finish[dep], dep
+            ends = finish[dep]
+            if after is None or ends > start:
+                start, after = ends, dep
         finish[node_id] = start + seconds
         before[node_id] = after
+    servers: dict[str, list[str]] = {}
+    for tool in tools_used.values():
+        if tool.source.startswith("mcp:"):
+            servers.setdefault(tool.source.removeprefix("mcp:"), []).append(tool.name)
+    counted = Counter(effects)
     return Impact(
         steps=len(graph.order),
-        scopes=tuple(sorted(scopes)),
-        side_effects=tuple((e, effects[e]) for e in SIDE_EFFECTS if e in effects),
+        scopes=tuple(sorted({tool.permission_scope for tool in tools_used.values()})),
+        side_effects=tuple((e, counted[e]) for e in SIDE_EFFECTS if e in counted),
         agent_steps=agents,
         hosts=tuple(sorted(hosts)),
         hosts_unknown=tuple(hosts_unknown),
@@ -282,7 +306,7 @@ def impact_of(graph: ExecutableGraph) -> Impact:
         tokens=tokens,
         # Rounded to a billionth, as the budget check does: 0.1 + 0.2 is 0.3.
         cost=round(math.fsum(costs), 9),
-        estimated_steps=estimated,
+        estimated_steps=len(costs),
         duration=_critical_path(finish, before, unknown),
     )
 
@@ -302,13 +326,10 @@ def _critical_path(
     return Duration(round(finish[end], 3), tuple(reversed(path)), tuple(unknown))
 
 
-def _seconds(node: ExecutableNode) -> float | None:
-    """The step's own duration estimate, else what a ``sleep`` step's arguments say."""
-    estimate = node.step.estimate
-    if estimate is not None and estimate.seconds is not None:
-        return float(estimate.seconds)
+def _sleep_seconds(node: ExecutableNode) -> float | None:
+    """A ``sleep`` step's duration, from its arguments when they are known now."""
     binding = node.binding
-    if binding is not None and binding.tool.name == "sleep" and binding.concrete:
+    if binding is not None and binding.concrete:
         seconds = binding.args.get("seconds")
         if isinstance(seconds, int | float) and not isinstance(seconds, bool):
             return float(seconds)

@@ -24,6 +24,7 @@ import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
+from itertools import chain
 
 from forge.compiler.diagnostics import Diagnostic, name_list
 from forge.plan import Step
@@ -69,43 +70,51 @@ class Structure:
 def analyse_structure(steps: Sequence[Step]) -> Structure:
     """Index ``steps``, order them and report duplicate ids, missing dependencies and
     cycles, each kind in document order."""
-    first: dict[str, Step] = {}
-    position: dict[str, int] = {}
+    ids = [step.id for step in steps]
+    # The first step of an id stands for it: made in C, where a later step's id would
+    # win; with a repeated id, it is made step by step instead.
+    first: dict[str, Step] = dict(zip(ids, steps, strict=True))
+    position = dict(zip(ids, range(len(ids)), strict=True))
     repeated: dict[str, int] = {}
-    for index, step in enumerate(steps):
-        if step.id in first:
-            repeated[step.id] = repeated.get(step.id, 1) + 1
-        else:
-            first[step.id] = step
-            position[step.id] = index
+    if len(first) < len(ids):
+        first, position = {}, {}
+        for index, step in enumerate(steps):
+            if step.id in first:
+                repeated[step.id] = repeated.get(step.id, 1) + 1
+            else:
+                first[step.id] = step
+                position[step.id] = index
     diagnostics = [
         Diagnostic.of("duplicate_id", f"step id {step_id!r} is used by {count} steps", (step_id,))
         for step_id, count in repeated.items()
     ]
     depends_on: dict[str, tuple[str, ...]] = {}
-    depended_on: set[str] = set()
     # Whether every step comes after its dependencies, as planners and most authors
     # write them: then document order is the topological order and no cycle can exist.
     in_order = True
+    at = position.get
     for index, step in enumerate(steps):
         step_id = step.id
         deps = step.depends_on
+        if not deps:
+            if repeated and position[step_id] != index:
+                continue  # a later step reusing an id: checked above, not part of the graph
+            depends_on[step_id] = deps
+            continue
         if len(deps) > 1 and len(set(deps)) < len(deps):
             deps = tuple(dict.fromkeys(deps))
-        known = True
-        for dep in deps:
-            at = position.get(dep)
-            if at is None:
-                diagnostics.append(_missing(step_id, dep))
-                known = False
-            elif at >= index:
-                in_order = False
-        if position[step_id] != index:
-            continue  # a later step reusing an id: checked above, but not part of the graph
-        if not known:
-            deps = tuple(dep for dep in deps if dep in position)
+        places = [at(dep, -1) for dep in deps]  # -1: not a step
+        if -1 in places:
+            for dep, place in zip(deps, places, strict=True):
+                if place < 0:
+                    diagnostics.append(_missing(step_id, dep))
+            deps = tuple(dep for dep, place in zip(deps, places, strict=True) if place >= 0)
+        if max(places) >= index:
+            in_order = False
+        if repeated and position[step_id] != index:
+            continue  # a later step reusing an id: checked above, not part of the graph
         depends_on[step_id] = deps
-        depended_on.update(deps)
+    depended_on = set(chain.from_iterable(depends_on.values()))
     if in_order:
         order = tuple(first)
     else:

@@ -11,12 +11,13 @@ states.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, cast
 
 import msgspec
+from msgspec import UNSET
 
 from forge.errors import PlanDocumentError
 from forge.plan.document import (
@@ -32,6 +33,7 @@ from forge.plan.document import (
     RiskLevel,
     Step,
 )
+from forge.plan.jsontext import canonical_json, encode_plain, indented_json, json_number
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_id, check_shape
 from forge.plan.typed import read
 
@@ -318,30 +320,127 @@ def _step_data(step: Step) -> dict[str, Any]:
     return data
 
 
-# One encoder for every call: ``json.dumps`` with options builds a new one each time,
-# which was a good part of hashing each step's arguments and fingerprint.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-_COMPACT = json.JSONEncoder(ensure_ascii=False)
+_NONE: Mapping[int, str] = MappingProxyType({})
 
 
-def canonical_json(data: Any) -> str:
-    """One spelling of ``data``: sorted keys, no spaces, UTF-8 kept as is."""
-    return _CANONICAL.encode(data)
+def content_hash(document: PlanDocument, canonical_args: Mapping[int, str] = _NONE) -> str:
+    """SHA-256 of the document's canonical JSON: equal documents, equal hashes.
 
-
-def indented_json(data: Any) -> str:
-    """``json.dumps(data, indent=2, ensure_ascii=False)``, the same text: written by the
-    C encoder and indented by msgspec, where ``json.dumps`` with an indent falls back to
-    its Python encoder (a 10,000-step compile result took longer to write than to make).
-    What only Python writes (``NaN``, ``Infinity``) msgspec cannot read: that goes the
-    slow way."""
-    text = _COMPACT.encode(data)
+    The text is ``canonical_json(to_data(document))``, written by msgspec from data built
+    for it with the keys in canonical order (``_hashed``): hashing a 10,000-step plan the
+    standard library's way took longer than a topological sort of it. Whatever msgspec
+    cannot write is written the standard library's way, which raises what it raised.
+    ``canonical_args`` may give steps' arguments as ``canonical_json`` wrote them, by
+    the arguments' id (the compiler has written them)."""
     try:
-        return msgspec.json.format(text, indent=2)
-    except msgspec.DecodeError:
-        return json.dumps(data, indent=2, ensure_ascii=False)
+        text = encode_plain(_hashed(document, canonical_args))
+    except (msgspec.MsgspecError, TypeError, ValueError):
+        text = canonical_json(to_data(document)).encode()
+    return hashlib.sha256(text).hexdigest()
 
 
-def content_hash(document: PlanDocument) -> str:
-    """SHA-256 of the document's canonical JSON: equal documents, equal hashes."""
-    return hashlib.sha256(canonical_json(to_data(document)).encode()).hexdigest()
+def _hashed(document: PlanDocument, canonical_args: Mapping[int, str]) -> dict[str, Any]:
+    """``to_data(document)`` with its keys sorted, its floats through ``json_number`` and
+    each step's ``args`` as their canonical JSON, raw."""
+    data: dict[str, Any] = {}
+    budget = {
+        key: json_number(value)
+        for key, value in sorted(vars(document.budget).items())
+        if value is not None
+    }
+    if budget:
+        data["budget"] = budget
+    if document.deliverable is not None:
+        data["deliverable"] = document.deliverable
+    data["goal"] = document.goal
+    data["max_replans"] = document.max_replans
+    if document.milestones:
+        data["milestones"] = [_hashed_milestone(milestone) for milestone in document.milestones]
+    if document.replan != "manual":
+        data["replan"] = document.replan
+    if document.requires_approval_before:
+        data["requires_approval_before"] = document.requires_approval_before
+    data["risk_level"] = document.risk_level
+    data["schema"] = document.schema
+    data["steps"] = [_hashed_step(step, canonical_args) for step in document.steps]
+    return data
+
+
+def _hashed_milestone(milestone: Milestone) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": milestone.id}
+    if milestone.review:
+        data["review"] = True
+    data["steps"] = milestone.steps
+    if milestone.title:
+        data["title"] = milestone.title
+    return data
+
+
+# A step of ``_hashed``: its keys in canonical (sorted) order; what ``to_data`` leaves
+# out is UNSET, which msgspec leaves out too. Built positionally in C, where a dict per
+# step, key by key, took a large part of hashing a plan (and untracked by the cyclic
+# collector: they hold no cycles).
+class _HashedStep(msgspec.Struct, gc=False):
+    args: Any
+    depends_on: Any
+    description: Any
+    done_when: Any
+    estimate: Any
+    id: Any
+    retries: Any
+    rollback_hint: Any
+    timeout_s: Any
+    tool: Any
+    tools_allowed: Any
+
+
+class _HashedDoneWhen(msgspec.Struct, gc=False):
+    checks: Any
+    description: Any
+    required_keys: Any
+
+
+class _HashedEstimate(msgspec.Struct, gc=False):
+    cost: Any
+    seconds: Any
+    tokens: Any
+
+
+def _hashed_step(step: Step, canonical_args: Mapping[int, str]) -> _HashedStep:
+    args = step.args
+    raw_args: Any = UNSET
+    if args:
+        written = canonical_args.get(id(args))
+        if written is None:
+            written = canonical_json(args if type(args) is dict else dict(args))
+        raw_args = msgspec.Raw(written)
+    done: Any = step.done_when
+    if done is not None:
+        if done.required_keys or done.checks:  # verifiable
+            done = _HashedDoneWhen(
+                done.checks or UNSET, done.description or UNSET, done.required_keys or UNSET
+            )
+        else:
+            done = done.description
+    estimate: Any = step.estimate
+    if estimate is not None:
+        seconds = estimate.seconds
+        estimate = _HashedEstimate(
+            json_number(estimate.cost),
+            UNSET if seconds is None else json_number(seconds),
+            estimate.tokens,
+        )
+    timeout = step.timeout_s
+    return _HashedStep(
+        raw_args,
+        step.depends_on,
+        step.description or UNSET,
+        UNSET if done is None else done,
+        UNSET if estimate is None else estimate,
+        step.id,
+        step.retries or UNSET,
+        step.rollback_hint or UNSET,
+        UNSET if timeout is None else json_number(timeout),
+        UNSET if step.tool is None else step.tool,
+        step.tools_allowed or UNSET,
+    )

@@ -31,7 +31,9 @@ ReplanMode = Literal["manual", "auto"]
 REPLAN_MODES: tuple[ReplanMode, ...] = ("manual", "auto")
 
 
-@dataclass(frozen=True)
+# Slotted, the values a plan is made of: a 100,000-step plan holds 300,000 of them, each
+# a third of the memory with slots, and read faster.
+@dataclass(frozen=True, slots=True)
 class DoneWhen:
     """When a step counts as done: a description plus machine checks.
 
@@ -48,7 +50,7 @@ class DoneWhen:
         return bool(self.required_keys or self.checks)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """A step's expected consumption, summed by the compiler against the plan's budget."""
 
@@ -66,7 +68,7 @@ class Budget:
     max_cost: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One step: a concrete tool call (``tool`` + ``args``) or an agent step limited to
     ``tools_allowed``."""

@@ -64,6 +64,11 @@ def load_plan(
         raise _unsupported(format, IMPORT_FORMATS, "imported")
     reader = cast(Callable[[str, ImportLimits], "PlanDocument"], _function(*where))
     with paused_gc():  # the document is acyclic: see forge.gcpause
+        if format == "json" and isinstance(source, bytes):
+            # read from the bytes themselves: a large plan's text is not copied first
+            read_bytes = cast(Callable[[bytes, ImportLimits], "PlanDocument"],
+                              _function("json_io", "load_json_bytes"))  # fmt: skip
+            return read_bytes(source, limits)
         return reader(source_text(source, limits), limits)
 
 

@@ -16,9 +16,13 @@ from typing import Any, NoReturn
 from forge.errors import PlanDocumentError
 from forge.plan.codec import from_data, indented_json, to_data
 from forge.plan.document import PlanDocument
+from forge.plan.formats.source import source_text
 from forge.plan.limits import ImportLimits, too_deep
+from forge.plan.typed import read_json
 
-__all__ = ["dump_json", "load_json", "parse_json"]
+__all__ = ["dump_json", "load_json", "load_json_bytes", "parse_json"]
+
+_BOM = "\ufeff".encode()
 
 
 def parse_json(text: str, limits: ImportLimits) -> object:
@@ -45,7 +49,22 @@ def parse_json(text: str, limits: ImportLimits) -> object:
 
 
 def load_json(text: str, limits: ImportLimits) -> PlanDocument:
-    return from_data(parse_json(text, limits), limits)
+    """The plan of ``text``: decoded straight into typed values when that way can vouch
+    for it (``forge.plan.typed.read_json``), else parsed here and read from the data,
+    which refuses what is wrong with its code."""
+    document = read_json(text, limits)
+    return from_data(parse_json(text, limits), limits) if document is None else document
+
+
+def load_json_bytes(source: bytes, limits: ImportLimits) -> PlanDocument:
+    """``load_json`` of UTF-8 ``source``: decoded straight from the bytes when the fast
+    way can vouch for them (msgspec accepts only valid UTF-8), else made text, with the
+    checks and errors of ``source_text``, and read as ``load_json`` reads it."""
+    limits.check_size(len(source))
+    document = read_json(source.removeprefix(_BOM), limits)
+    if document is None:
+        document = from_data(parse_json(source_text(source, limits), limits), limits)
+    return document
 
 
 def dump_json(document: PlanDocument) -> str:

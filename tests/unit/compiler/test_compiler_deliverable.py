@@ -104,3 +104,23 @@ def test_a_plan_without_steps_has_nothing_to_deliver(compile_plan):
         "graph": None,
         "impact": None,
     }
+
+
+def test_a_cycle_that_does_not_lead_to_the_only_terminal_deliverable_is_unreachable(
+    step, compile_plan
+):
+    # Only in an acyclic plan does every step lead to a terminal one; here the cycle's
+    # steps lead nowhere, though the deliverable is the only terminal step.
+    result = compile_plan(
+        [step("spin", "turn"), step("turn", "spin"), step("report")], deliverable="report"
+    )
+
+    assert [d["nodes"] for d in found(result, "unreachable_deliverable")] == [["spin", "turn"]]
+
+
+def test_every_step_of_an_acyclic_plan_with_one_terminal_step_leads_to_it(step, compile_plan):
+    steps = [step("a"), step("b", "a"), step("c", "a"), step("report", "b", "c")]
+    result = compile_plan(steps, deliverable="report")
+
+    assert found(result, "unreachable_deliverable") == []
+    assert result.ok

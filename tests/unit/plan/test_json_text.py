@@ -1,6 +1,8 @@
 """The JSON Forge writes: ``indented_json`` is ``json.dumps(indent=2, ensure_ascii=False)``
 to the character, only faster; ``canonical_json`` keeps its one spelling (hashes depend on
-it); ``paused_gc`` restores the collector as it found it."""
+it); msgspec, given floats through ``json_number``, writes the same texts
+(``encode_plain``, ``indented_plain``); ``paused_gc`` restores the collector as it found
+it."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ import gc
 import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forge.gcpause import paused_gc
 from forge.plan.codec import canonical_json, indented_json
+from forge.plan.jsontext import encode_plain, indented_plain, json_number
 
 JSON = st.recursive(
     st.one_of(
@@ -62,3 +66,54 @@ def test_a_paused_collector_comes_back_as_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _through_json_number(data):
+    if isinstance(data, dict):
+        return {key: _through_json_number(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_through_json_number(value) for value in data]
+    return json_number(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats() | st.integers() | st.booleans() | st.none())
+def test_a_number_through_json_number_is_written_by_msgspec_as_json_writes_it(number):
+    assert encode_plain(json_number(number)).decode() == json.dumps(number)
+
+
+@pytest.mark.parametrize(
+    "number", [1e16, 1e-05, 2.5e-07, 1e-10, 1e300, 5e-324, 0.0001, 9999999999999998.0, -0.0]
+)
+def test_floats_msgspec_spells_its_own_way_are_written_as_json_writes_them(number):
+    assert encode_plain([json_number(number)]).decode() == json.dumps([number])
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_indented_plain_is_json_dumps_with_an_indent_to_the_character(data):
+    expected = json.dumps(data, indent=2, ensure_ascii=False)
+    assert indented_plain(_through_json_number(data)) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_encode_plain_of_sorted_data_is_canonical_json(data):
+    def in_order(value):
+        if isinstance(value, dict):
+            return {key: in_order(value[key]) for key in sorted(value)}
+        if isinstance(value, list):
+            return [in_order(item) for item in value]
+        return json_number(value)
+
+    assert encode_plain(in_order(data)) == canonical_json(data).encode()
+
+
+def test_canonical_json_refuses_what_json_refuses_with_its_words():
+    looped: list[object] = []
+    looped.append(looped)
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        canonical_json({"a": looped})
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        canonical_json({"a": {1}})
+    assert canonical_json({"b": [1.5, None], "a": math.inf}) == '{"a":Infinity,"b":[1.5,null]}'
