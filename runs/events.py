@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from forge.runtime import RunEvent
 from runs import models
+from runs.sql import Insert, Select, Statement
 
 _FIELDS = (
     "seq",
@@ -28,11 +31,42 @@ _FIELDS = (
 )
 
 
-def to_row(run: models.Run, event: RunEvent) -> models.RunEvent:
-    row = models.RunEvent(run=run, **{name: getattr(event, name) for name in _FIELDS})
-    row.transition = list(event.transition) if event.transition else None
-    row.artifacts = list(event.artifacts)
-    return row
+_insert = Insert(models.RunEvent, ("run", *_FIELDS, "transition", "artifacts"))
+
+
+def insert(run_id: int, events: Sequence[RunEvent]) -> list[Statement]:
+    """The statements that write ``events`` of run ``run_id``."""
+    return _insert.statements(
+        [
+            (
+                run_id,
+                *[getattr(event, name) for name in _FIELDS],
+                list(event.transition) if event.transition else None,
+                list(event.artifacts),
+            )
+            for event in events
+        ]
+    )
+
+
+_after = Select(models.RunEvent, (*_FIELDS, "transition", "artifacts"), ("run",), after="seq")
+
+
+def after(run_id: int, seq: int) -> list[RunEvent]:
+    """The events of run ``run_id`` after ``seq``, in order (all of them after 0)."""
+    run = str(run_id)
+    events = []
+    for row in _after.rows(run_id, seq):
+        *values, transition, artifacts = row
+        events.append(
+            RunEvent(
+                run_id=run,
+                transition=(transition[0], transition[1]) if transition else None,
+                artifacts=tuple(artifacts or ()),
+                **dict(zip(_FIELDS, values, strict=True)),
+            )
+        )
+    return events
 
 
 def from_row(row: models.RunEvent) -> RunEvent:
