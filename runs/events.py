@@ -49,14 +49,18 @@ def insert(run_id: int, events: Sequence[RunEvent]) -> list[Statement]:
     )
 
 
-_after = Select(models.RunEvent, (*_FIELDS, "transition", "artifacts"), ("run",), after="seq")
+_COLUMNS = (*_FIELDS, "transition", "artifacts")
+_after = Select(models.RunEvent, _COLUMNS, ("run",), after="seq")
+_next = Select(models.RunEvent, _COLUMNS, ("run",), after="seq", limited=True)
 
 
-def after(run_id: int, seq: int) -> list[RunEvent]:
-    """The events of run ``run_id`` after ``seq``, in order (all of them after 0)."""
+def after(run_id: int, seq: int, limit: int | None = None) -> list[RunEvent]:
+    """The events of run ``run_id`` after ``seq``, in order (all of them after 0), at
+    most ``limit`` of them."""
     run = str(run_id)
+    rows = _after.rows(run_id, seq) if limit is None else _next.rows(run_id, seq, limit)
     events = []
-    for row in _after.rows(run_id, seq):
+    for row in rows:
         *values, transition, artifacts = row
         events.append(
             RunEvent(

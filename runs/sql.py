@@ -200,10 +200,11 @@ class Insert:
 
 class Select:
     """``SELECT`` ``fields`` of the rows of ``model`` whose ``where`` fields equal the
-    values given (and whose ``after`` field is greater than the last value, in its
-    order), each row a list of its values as the ORM reads them; with ``lock``, the rows
-    locked for the rest of the transaction (``FOR UPDATE``; on SQLite the transaction's
-    write lock already excludes every other writer)."""
+    values given (and whose ``after`` field is greater than the next value, in its order;
+    with ``limited``, at most as many as the last value given), each row a list of its
+    values as the ORM reads them; with ``lock``, the rows locked for the rest of the
+    transaction (``FOR UPDATE``; on SQLite the transaction's write lock already excludes
+    every other writer)."""
 
     def __init__(
         self,
@@ -212,12 +213,14 @@ class Select:
         where: Sequence[str],
         *,
         after: str | None = None,
+        limited: bool = False,
         lock: bool = False,
     ) -> None:
         self._model = model
         self._fields = _fields(model, fields)
         self._where = _fields(model, [*where, *([after] if after else [])])
         self._after = after is not None
+        self._limited = limited
         self._lock = lock
         self._prepare = [_comparing(f) for f in self._where]
 
@@ -232,6 +235,8 @@ class Select:
             after = quote(self._where[-1].column)
             conditions[-1] = f"{after} > %s"
             order = f" ORDER BY {after}"
+        if self._limited:
+            order += " LIMIT %s"
         lock = " FOR UPDATE" if self._lock and db.features.has_select_for_update else ""
         where = " AND ".join(conditions)
         return f"SELECT {columns} FROM {_table(self._model)} WHERE {where}{order}{lock}"
@@ -249,8 +254,10 @@ class Select:
 
     def rows(self, *where: Any) -> list[list[Any]]:
         db = _db()
+        limit = [where[-1]] if self._limited else []
+        params = _prepared(self._prepare, where[: len(where) - len(limit)], db) + limit
         with db.cursor() as cursor:
-            cursor.execute(self._sql, _prepared(self._prepare, where, db))
+            cursor.execute(self._sql, params)
             rows = [list(row) for row in cursor.fetchall()]
         for index, converters, column in self._converters:
             for values in rows:
