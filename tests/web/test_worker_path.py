@@ -175,3 +175,28 @@ def test_events_read_back_for_a_catch_up_are_those_the_orm_reads(author, approve
 
     assert event_rows.after(run.pk, 0) == [event_rows.from_row(row) for row in stored]
     assert event_rows.after(run.pk, 4) == [event_rows.from_row(row) for row in stored[4:]]
+
+
+def test_one_heartbeat_extends_every_held_lease_and_lets_go_of_a_lost_one(
+    author, approver, operator, caplog, settings
+):
+    settings.FORGE_STEP_LEASE_SECONDS = 3600  # the heartbeat thread itself stays asleep
+    version = approved_version(author, approver, _fan_out(3))
+    run = start_run(version, operator)
+    with locked_run(run.pk) as locked:
+        claims = [worker._claim(locked, step) for step in ("w0", "w1")]
+    held = [c for c in claims if c is not None]
+    StepRun.objects.filter(run=run).update(lease_expires_at=None)
+    # The reaper gave w1 to another worker meanwhile.
+    StepRun.objects.filter(run=run, step_id="w1").update(fencing_token=held[1].fencing_token + 1)
+    for claim in held:
+        worker.HEARTBEATS.hold(claim)
+
+    worker.HEARTBEATS._extend(held)
+
+    rows = {row.step_id: row for row in StepRun.objects.filter(run=run)}
+    assert rows["w0"].lease_expires_at is not None
+    assert rows["w1"].lease_expires_at is None
+    assert "lost the lease of w1" in caplog.text
+    assert worker._key(held[1]) not in worker.HEARTBEATS._held
+    worker.HEARTBEATS.release(held[0])
