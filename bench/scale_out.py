@@ -12,15 +12,19 @@ embedded one) it drains, with 1, 2 and 4 worker processes of ``--concurrency`` s
   from the queue, recording results);
 
 and, with one worker, a fan-out of ``--slots-steps`` sleeps with 1 slot and with
-``--max-slots`` slots. A drain is timed from the first ``run_started`` to the last
-``run_succeeded`` as the events record them (no polling in the measure). Each
-configuration runs ``--rounds`` times; the tables print medians, and each ratio is the
-1-worker (or 1-slot) median of this same run over the others'.
+``--max-slots`` slots. The runs of a drain are started while the workers are paused, and
+the drain is timed from the first ``step_started`` to the last ``run_succeeded`` as the
+events record them (no polling in the measure). Each configuration runs ``--rounds``
+times; the tables print medians, and each ratio is the 1-worker (or 1-slot) median of
+this same run over the others'. ``--cases`` picks some of the four shapes.
 
 Goals (issue 13): four workers drain sleeps at least 3.2x faster than one, for the wide
 run and for the many runs; 32 slots drain the sleeps at least 20x faster than 1.
 
 Run: ``.venv/bin/python -m bench.scale_out`` (``--quick`` for a smaller, shorter pass).
+PostgreSQL and Redis are those of the integration tests: ``FORGE_TEST_DATABASE_URL`` (a
+database on the server each pass creates its own next to, and drops) and
+``FORGE_TEST_REDIS_URL`` (give another db number than the tests' 7 to share a server).
 """
 
 from __future__ import annotations
@@ -71,10 +75,28 @@ class Scenario:
         return self.runs * (self.steps_per_run + 1)
 
 
-def drain(deployment: Deployment, plan: tuple[int, int], runs: int) -> float:
-    """Start ``runs`` runs of ``plan`` and wait for them all: seconds from the first
-    run's start to the last one's success, from the stored events."""
-    run_ids = [deployment.start_run(*plan) for _ in range(runs)]
+def drain(deployment: Deployment, plan: tuple[int, int], runs: int, workers: list) -> float:
+    """Start ``runs`` runs of ``plan`` while ``workers`` are paused, let them go, and
+    wait for every run: seconds from the first step's start to the last run's success,
+    from the stored events.
+
+    The runs start through the web one after another (``POST /runs``); with the workers
+    running, the last of 20 runs started seconds after the first on this 2-core machine,
+    and the drain measured that instead of the workers. The workers are idle when paused
+    (SIGSTOP; a second after the last drain, when their last writes are done) and every
+    one resumes at once (SIGCONT); how long starting the runs took is printed apart."""
+    time.sleep(1.0)
+    for worker in workers:
+        worker.send_signal(signal.SIGSTOP)
+    try:
+        before = time.perf_counter()
+        run_ids = [deployment.start_run(*plan) for _ in range(runs)]
+        started_in = time.perf_counter() - before
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGCONT)
+    if runs > 1:
+        print(f"    ({runs} runs started through the web in {started_in:.2f} s)", flush=True)
 
     def ended() -> bool:
         # The plan's newest runs, as summaries: one small request a second, where a
@@ -86,13 +108,17 @@ def drain(deployment: Deployment, plan: tuple[int, int], runs: int) -> float:
     wait_for(ended, 900, interval=1.0)
     started, finished = [], []
     for run_id in run_ids:
-        times = {
-            e["event_type"]: datetime.fromisoformat(e["created_at"])
-            for e in events_of(deployment, run_id)
-        }
+        events = events_of(deployment, run_id)
+        times = {e["event_type"]: datetime.fromisoformat(e["created_at"]) for e in events}
         if "run_succeeded" not in times:
             raise AssertionError(f"run {run_id} did not succeed: {sorted(times)}")
-        started.append(times["run_started"])
+        started.append(
+            min(
+                datetime.fromisoformat(e["created_at"])
+                for e in events
+                if e["event_type"] == "step_started"
+            )
+        )
         finished.append(times["run_succeeded"])
     return (max(finished) - min(started)).total_seconds()
 
@@ -133,6 +159,10 @@ def difference(after: dict, before: dict) -> dict[str, tuple[int, float]]:
     }
 
 
+def per_step(used: dict[str, tuple[int, float]], steps: int) -> str:
+    return " ".join(f"{name}={ms / steps:.2f}" for name, (_, ms) in sorted(used.items()))
+
+
 def machine_load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
@@ -151,6 +181,12 @@ def main() -> None:
     parser.add_argument("--max-slots", type=int, default=32)
     parser.add_argument("--slots-seconds", type=float, default=0.3)
     parser.add_argument("--quick", action="store_true", help="one round, a fifth the size")
+    parser.add_argument(
+        "--cases",
+        default="wide sleep,many sleep,wide noop,many noop",
+        help="which shapes, comma-separated (default: all four)",
+    )
+    parser.add_argument("--no-slots", action="store_true", help="skip the 1 vs many slots")
     options = parser.parse_args()
     if options.quick:
         options.rounds = 1
@@ -164,6 +200,7 @@ def main() -> None:
         Scenario("wide noop", "noop", 1, options.noop),
         Scenario("many noop", "noop", options.runs, options.noop // options.runs),
     ]
+    scenarios = [s for s in scenarios if s.name in options.cases.split(",")]
     deployment = Deployment(options.kind, Path(tempfile.mkdtemp(prefix="forge-scale-"))).start(
         workers=0
     )
@@ -186,10 +223,11 @@ def main() -> None:
                     index = deployment.processes.index(worker)
                     log = deployment.root / f"worker-{index}.log"
                     wait_for(lambda log=log: "steps at once" in log.read_text(), timeout=120)
-                drain(deployment, warm, count)  # compile the plans' graphs, open connections
+                # compile the plans' graphs, open connections
+                drain(deployment, warm, count, workers)
                 for scenario in scenarios:
                     before = timings(deployment, workers)
-                    took = drain(deployment, plans[scenario.name], scenario.runs)
+                    took = drain(deployment, plans[scenario.name], scenario.runs, workers)
                     seconds.setdefault((scenario.name, count), []).append(took)
                     used = difference(timings(deployment, workers), before)
                     key = (scenario.name, count)
@@ -211,13 +249,16 @@ def main() -> None:
         slots_plan = deployment.approved_plan(
             "slots", fan_out(options.slots_steps, "sleep", options.slots_seconds)
         )
-        for round_number in range(options.rounds):
+        for round_number in range(0 if options.no_slots else options.rounds):
             for slots in (1, options.max_slots):
-                worker = deployment.start_worker(slots, ready=True)
-                drain(deployment, warm, 1)
-                took = drain(deployment, slots_plan, 1)
+                worker = deployment.start_worker(slots, ready=True, timings=True)
+                drain(deployment, warm, 1, [worker])
+                before = timings(deployment, [worker])
+                took = drain(deployment, slots_plan, 1, [worker])
+                used = difference(timings(deployment, [worker]), before)
                 slot_seconds.setdefault(slots, []).append(took)
                 print(f"  round {round_number + 1}: {slots} slot(s): {took:.2f} s", flush=True)
+                print(f"    per step (ms): {per_step(used, options.slots_steps + 1)}", flush=True)
                 deployment.stop_worker(worker)
     finally:
         deployment.stop()
@@ -261,12 +302,10 @@ def report(options, scenarios, seconds, spent, slot_seconds) -> None:
         ["case", "runs x steps", "workers", "s", "steps/s", "ms/step", "vs 1", "per round"],
         rows,
     )
-    print("\nWhere a noop step's time goes, per step, summed over the workers (ms):")
+    print("\nWhere a step's time goes, per step, summed over the workers and slots (ms):")
     names = sorted({name for key, used in spent.items() for name in used})
     rows = []
     for scenario in scenarios:
-        if scenario.tool != "noop":
-            continue
         for count in WORKER_COUNTS:
             used = spent[(scenario.name, count)]
             steps = scenario.steps * options.rounds
@@ -275,14 +314,15 @@ def report(options, scenarios, seconds, spent, slot_seconds) -> None:
                 + [f"{used.get(name, (0, 0.0))[1] / steps:.2f}" for name in names]
             )
     print_table(["case", "workers", *names], rows)
-    one = statistics.median(slot_seconds[1])
-    many = statistics.median(slot_seconds[options.max_slots])
-    ratio = one / many
-    print(
-        f"\nOne worker, {options.slots_steps} sleeps of {options.slots_seconds} s: "
-        f"1 slot {one:.2f} s, {options.max_slots} slots {many:.2f} s: {ratio:.1f}x "
-        f"(goal >= {GOAL_SLOTS:.0f}x: {'met' if ratio >= GOAL_SLOTS else 'NOT met'})"
-    )
+    if slot_seconds:
+        one = statistics.median(slot_seconds[1])
+        many = statistics.median(slot_seconds[options.max_slots])
+        ratio = one / many
+        print(
+            f"\nOne worker, {options.slots_steps} sleeps of {options.slots_seconds} s: "
+            f"1 slot {one:.2f} s, {options.max_slots} slots {many:.2f} s: {ratio:.1f}x "
+            f"(goal >= {GOAL_SLOTS:.0f}x: {'met' if ratio >= GOAL_SLOTS else 'NOT met'})"
+        )
     for verdict in verdicts:
         print(verdict)
 

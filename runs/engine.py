@@ -43,8 +43,9 @@ from plans.models import PlanVersion
 from runs import events as event_rows
 from runs import publish, signals
 from runs.execution import executor, workspace_for
-from runs.models import Run, RunEvent, StepRun
+from runs.models import Run, StepRun
 from runs.queue import enqueue_steps
+from runs.sql import Batch, Locked, Statement, Update
 from runs.timings import TIMINGS
 
 SCHEDULER_CACHE_SIZE = 256
@@ -163,34 +164,34 @@ class LockedRun:
     # Steps whose row a worker already wrote in this transaction (with its claim or its
     # result), with the state written: the flush need not write them again.
     projected: dict[str, StepState] = field(default_factory=dict)
+    # This transaction's writes that nothing in it reads (events, projections, claims,
+    # results, execution records), sent in one go before it commits (``runs.sql``).
+    writes: Batch = field(default_factory=Batch)
 
     def became_ready(self) -> list[str]:
         """Steps made ready by this transaction's events, in the order they became so."""
         return [e.step_id for e in self.scheduler.events if e.step_status == "ready" and e.step_id]
 
     def flush(self) -> None:
-        """Write the events decided so far and the steps' projections, so that a
-        compare-and-swap on ``StepRun`` later in the transaction sees them."""
+        """Add the writes of the events decided so far and of the steps' projections."""
         events = self.scheduler.events[self.flushed :]
         if events:
-            _persist(self.run, self.scheduler, events, self.projected)
+            _persist(self.run, self.scheduler, events, self.projected, self.writes)
             self.flushed = len(self.scheduler.events)
 
 
 @contextmanager
-def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Iterator[LockedRun]:
-    """The run's lock, its scheduler caught up, for one transaction. ``first`` runs in
-    that transaction before the lock is taken: writes that need no lock (a step's
-    execution records) then do not hold up the run's other workers."""
+def locked_run(run_id: int) -> Iterator[LockedRun]:
+    """The run's lock, its scheduler caught up, for one transaction. What the caller
+    adds to ``writes`` goes with the events and projections, in one round trip on
+    PostgreSQL: the lock is then held for the decision and two round trips (the writes
+    and the commit), whatever the decision wrote."""
     scheduler: Scheduler | None = None
     timed = TIMINGS.timed
     try:
         with timed("run_txn"), transaction.atomic():
-            if first is not None:
-                with timed("before_lock"):
-                    first()
             with timed("lock_wait"):
-                run = Run.objects.select_for_update().get(pk=run_id)
+                run = _lock_run(run_id)
             with timed("catch_up"):
                 scheduler = _caught_up(run)
             locked = LockedRun(run, scheduler)
@@ -199,10 +200,11 @@ def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Ite
             with timed("write"):
                 locked.flush()
                 if locked.flushed:
-                    _project_run(run, locked.scheduler)
+                    locked.writes.add(_project_run(run, locked.scheduler))
                 _enqueue(run, locked.scheduler, locked.to_enqueue)
                 _enqueue_later(run, locked.to_enqueue_later)
                 _enqueue_replans(run, locked.scheduler)
+                locked.writes.send()
             if locked.flushed:
                 last_seq = run.last_seq
                 transaction.on_commit(lambda: publish.run_changed(run.pk, last_seq))
@@ -214,6 +216,9 @@ def locked_run(run_id: int, *, first: Callable[[], object] | None = None) -> Ite
         raise
     if _ended(scheduler):
         _SCHEDULERS.pop(run_id, scheduler)
+
+
+_lock_run = Locked(Run)
 
 
 def _ended(scheduler: Scheduler) -> bool:
@@ -256,7 +261,7 @@ def _previewer(run_id: int) -> Previewer:
 def _caught_up(run: Run) -> Scheduler:
     scheduler = _SCHEDULERS.get(run.pk)
     if scheduler is None or scheduler.state.last_seq > run.last_seq:
-        stored = [event_rows.from_row(row) for row in run.events.order_by("seq")]
+        stored = event_rows.after(run.pk, 0)
         scheduler = Scheduler(
             _graph_of(run),
             str(run.pk),
@@ -267,9 +272,8 @@ def _caught_up(run: Run) -> Scheduler:
         )
         _SCHEDULERS.put(run.pk, scheduler)
     elif scheduler.state.last_seq < run.last_seq:
-        newer = run.events.filter(seq__gt=scheduler.state.last_seq).order_by("seq")
-        for row in newer:
-            scheduler.observe(event_rows.from_row(row))
+        for event in event_rows.after(run.pk, scheduler.state.last_seq):
+            scheduler.observe(event)
     graph = _graph_of(run)
     if scheduler.graph is not graph:
         scheduler.graph = graph  # another process resumed the run on a new version
@@ -278,10 +282,14 @@ def _caught_up(run: Run) -> Scheduler:
 
 
 def _persist(
-    run: Run, scheduler: Scheduler, events: list[CoreEvent], projected: dict[str, StepState]
+    run: Run,
+    scheduler: Scheduler,
+    events: list[CoreEvent],
+    projected: dict[str, StepState],
+    writes: Batch,
 ) -> None:
     state = scheduler.state
-    RunEvent.objects.bulk_create(event_rows.to_row(run, event) for event in events)
+    writes.add(*event_rows.insert(run.pk, events))
     touched: dict[str, None] = {}
     for event in events:
         if event.event_type == "run_resumed":
@@ -291,7 +299,10 @@ def _persist(
             touched[event.step_id] = None
     for step_id in touched:
         if projected.get(step_id) is not state.steps[step_id]:
-            _project_step(run, state.plan_version, step_id, state.steps[step_id])
+            step = state.steps[step_id]
+            writes.add(
+                _update_step.statement(step_fields(step), run.pk, state.plan_version, step_id)
+            )
 
 
 _RUN_PROJECTION = [
@@ -306,11 +317,12 @@ _RUN_PROJECTION = [
     "blocked_reason",
     "last_seq",
     "finished_at",
-    "version",
+    "version_id",
 ]
+_update_run = Update(Run, _RUN_PROJECTION, where=("id",))
 
 
-def _project_run(run: Run, scheduler: Scheduler) -> None:
+def _project_run(run: Run, scheduler: Scheduler) -> Statement:
     state = scheduler.state
     run.status = state.status
     run.used_steps, run.used_tokens, run.used_cost = (
@@ -327,7 +339,7 @@ def _project_run(run: Run, scheduler: Scheduler) -> None:
         run.finished_at = timezone.now()
     elif state.status not in FINAL_RUN_STATUSES:
         run.finished_at = None  # a budget_exhausted run resumed on a new version
-    run.save(update_fields=_RUN_PROJECTION)
+    return _update_run.statement({name: getattr(run, name) for name in _RUN_PROJECTION}, run.pk)
 
 
 def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
@@ -399,10 +411,8 @@ def step_fields(step: StepState) -> dict[str, object]:
     }
 
 
-def _project_step(run: Run, plan_version: int, step_id: str, step: StepState) -> None:
-    StepRun.objects.filter(run=run, plan_version=plan_version, step_id=step_id).update(
-        **step_fields(step)
-    )
+STEP_FIELDS = tuple(step_fields(StepState()))
+_update_step = Update(StepRun, STEP_FIELDS, where=("run", "plan_version", "step_id"))
 
 
 _STEP_ROWS_PER_INSERT = 500

@@ -20,6 +20,7 @@ from forge.tools import Policy, PolicyEngine
 from plans.compilation import policy, tools
 from plans.gate import approval_signer
 from runs import models
+from runs.sql import Insert, Statement
 
 
 class DatabaseRecordStore:
@@ -51,42 +52,61 @@ def take_pending_records() -> list[ExecutionRecord]:
     return DatabaseRecordStore.take_pending()
 
 
-def write_records(records: list[ExecutionRecord]) -> None:
-    """Write execution records and their artifacts (inside the caller's transaction)."""
-    if records:
-        models.ExecutionRecord.objects.bulk_create(
-            models.ExecutionRecord(
-                id=r.id,
-                run_id=int(r.run_id),
-                step_id=r.step_id,
-                attempt=r.attempt,
-                tool=r.tool,
-                args_hash=r.args_hash,
-                status=r.status,
-                error=r.error,
-                error_code=r.error_code,
-                exit_code=r.exit_code,
-                isolation=r.isolation,
-                notes=list(r.notes),
-                started_at=r.started_at,
-                latency_ms=r.latency_ms,
-                tokens=r.tokens,
-                cost=r.cost,
+_RECORD_FIELDS = (
+    "id",
+    "run_id",
+    "step_id",
+    "attempt",
+    "tool",
+    "args_hash",
+    "status",
+    "error",
+    "error_code",
+    "exit_code",
+    "isolation",
+    "notes",
+    "started_at",
+    "latency_ms",
+    "tokens",
+    "cost",
+)
+_insert_records = Insert(models.ExecutionRecord, _RECORD_FIELDS)
+_insert_artifacts = Insert(
+    models.Artifact, ("record_id", "name", "media_type", "content", "size", "truncated")
+)
+
+
+def record_writes(records: list[ExecutionRecord]) -> list[Statement]:
+    """The statements that write execution records and their artifacts."""
+    return _insert_records.statements(
+        [
+            (
+                r.id,
+                int(r.run_id),
+                r.step_id,
+                r.attempt,
+                r.tool,
+                r.args_hash,
+                r.status,
+                r.error,
+                r.error_code,
+                r.exit_code,
+                r.isolation,
+                list(r.notes),
+                r.started_at,
+                r.latency_ms,
+                r.tokens,
+                r.cost,
             )
             for r in records
-        )
-        models.Artifact.objects.bulk_create(
-            models.Artifact(
-                record_id=r.id,
-                name=a.name,
-                media_type=a.media_type,
-                content=a.content,
-                size=len(a.content),
-                truncated=a.truncated,
-            )
+        ]
+    ) + _insert_artifacts.statements(
+        [
+            (r.id, a.name, a.media_type, a.content, len(a.content), a.truncated)
             for r in records
             for a in r.artifacts
-        )
+        ]
+    )
 
 
 class _Executors:

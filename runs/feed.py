@@ -35,7 +35,7 @@ from django.conf import settings
 
 from accounts.offloop import DatabaseThreads
 from runs import events as event_rows
-from runs.models import Run, RunEvent
+from runs.models import Run
 from runs.publish import group_name
 
 __all__ = [
@@ -292,5 +292,5 @@ async def frames_after(run_id: int, seq: int) -> list[Frame]:
 
 def events_after(run_id: int, seq: int) -> list[Frame]:
     """The next ``BATCH`` events after ``seq``, each encoded once."""
-    rows = RunEvent.objects.filter(run_id=run_id, seq__gt=seq).order_by("seq")[:BATCH]
-    return [(row.seq, json.dumps(event_rows.to_data(row), default=str)) for row in rows]
+    events = event_rows.after(run_id, seq, BATCH)
+    return [(event.seq, json.dumps(event.to_data(), default=str)) for event in events]

@@ -14,6 +14,8 @@ from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
+from runs.sql import Statement, Update
+
 _NAMESPACE = uuid.UUID("6f0e8a52-2c1d-4a43-9d0f-3a8f7f4c2b10")
 
 
@@ -57,21 +59,30 @@ def enqueue_steps(run_id: int, plan_version: int, steps: Sequence[tuple[str, int
     )
 
 
+_settle = Update(
+    DBTaskResult,
+    ("status", "started_at", "finished_at", "worker_ids"),
+    where=("id", "status"),
+)
+
+
 def settle_queued(
     run_id: int, plan_version: int, step_id: str, attempt: int, worker_id: str
-) -> None:
-    """Mark the still-queued task of a step a worker took straight from the run (its
-    ``attempt``-th start) as done, in the caller's transaction: by primary key, before
-    the caller takes the run's lock (this needs none). A slot that claimed the task
-    already finds the step taken and ends it itself."""
+) -> Statement:
+    """The write that marks the still-queued task of a step a worker took straight from
+    the run (its ``attempt``-th start) as done, by primary key: for the transaction that
+    records the step's result. A slot that claimed the task already finds the step taken
+    and ends it itself."""
     now = timezone.now()
-    DBTaskResult.objects.filter(
-        pk=task_id(run_id, plan_version, step_id, attempt - 1), status=TaskResultStatus.READY
-    ).update(
-        status=TaskResultStatus.SUCCESSFUL,
-        started_at=now,
-        finished_at=now,
-        worker_ids=[worker_id],
+    return _settle.statement(
+        {
+            "status": TaskResultStatus.SUCCESSFUL,
+            "started_at": now,
+            "finished_at": now,
+            "worker_ids": [worker_id],
+        },
+        task_id(run_id, plan_version, step_id, attempt - 1),
+        TaskResultStatus.READY,
     )
 
 

@@ -1,9 +1,10 @@
 """Where a worker's time goes, measured when asked (``forge_worker --timings``): how
 long its transactions wait for a run's lock and hold it (catching up with other
-workers' events, deciding, writing), how long claiming from the queue and recording
-task results take, and how long steps run. Off, each measuring point costs one
-attribute read; on, two clock reads and a locked addition. ``bench.scale_out`` reads
-the report a worker logs when it stops."""
+workers' events, deciding, writing), how long a slot waits for another slot's
+transaction that makes its decision too (``shared_wait``, ``runs.decisions``), how long
+claiming from the queue and recording task results take, and how long steps run. Off,
+each measuring point costs one attribute read; on, two clock reads and a locked
+addition. ``bench.scale_out`` reads the report a worker logs when it stops."""
 
 from __future__ import annotations
 

@@ -31,16 +31,18 @@ from forge.runtime import ApprovalToken, Scheduler, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
 from plans.compilation import tools
-from runs.engine import LockedRun, locked_run, step_fields
+from runs.decisions import decide
+from runs.engine import STEP_FIELDS, LockedRun, locked_run, step_fields
 from runs.execution import (
     agent_runner,
     executor,
+    record_writes,
     take_pending_records,
     workspace_for,
-    write_records,
 )
 from runs.models import StepRun
 from runs.queue import settle_queued
+from runs.sql import Batch, Statement, Update
 from runs.timings import TIMINGS
 
 logger = logging.getLogger(__name__)
@@ -81,8 +83,7 @@ def run_step(run_id: int, step_id: str) -> None:
     tools()
     if not _may_start(run_id, step_id):
         return
-    with locked_run(run_id) as locked:
-        claim = _claim(locked, step_id)
+    claim = decide(run_id, lambda locked: _claim(locked, step_id))
     while claim is not None:
         claim = finish(claim, _execute_or_crash(claim))
 
@@ -118,6 +119,28 @@ def _may_start(run_id: int, step_id: str) -> bool:
     return status in (None, "pending", "ready")
 
 
+# A claim: the step's row from anything but running to running, with a new token.
+_take = Update(
+    StepRun,
+    (
+        *STEP_FIELDS,
+        "lease_owner",
+        "started_at",
+        "heartbeat_at",
+        "lease_expires_at",
+        "fencing_token",
+    ),
+    where=("run", "plan_version", "step_id"),
+    where_not=("status",),
+)
+# A result: only while the step runs under the claim's token.
+_record = Update(
+    StepRun,
+    (*STEP_FIELDS, "lease_owner", "lease_expires_at", "finished_at", "latency_ms"),
+    where=("run", "plan_version", "step_id", "status", "fencing_token"),
+)
+
+
 def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Claim | None:
     scheduler = locked.scheduler
     if not scheduler.admit(step_id):
@@ -131,20 +154,27 @@ def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Cla
     # step made ready a moment ago still reads "pending"), so the swap is from "not
     # running": the run's lock orders claims, and this guard makes a double claim fail
     # loudly instead of running a step twice.
-    claimed = (
-        StepRun.objects.filter(run=locked.run, plan_version=version, step_id=step_id)
-        .exclude(status="running")
-        .update(
+    run_pk = locked.run.pk
+
+    def taken(rows: int) -> None:
+        if rows != 1:
+            raise RuntimeError(f"step {step_id!r} of run {run_pk} was not ready to claim")
+
+    take = _take.statement(
+        {
             **step_fields(scheduler.state.steps[step_id]),
-            lease_owner=WORKER_ID,
-            started_at=now,
-            heartbeat_at=now,
-            lease_expires_at=now + timedelta(seconds=lease_seconds()),
-            fencing_token=fencing_token,
-        )
+            "lease_owner": WORKER_ID,
+            "started_at": now,
+            "heartbeat_at": now,
+            "lease_expires_at": now + timedelta(seconds=lease_seconds()),
+            "fencing_token": fencing_token,
+        },
+        run_pk,
+        version,
+        step_id,
+        "running",
     )
-    if claimed != 1:
-        raise RuntimeError(f"step {step_id!r} of run {locked.run.pk} was not ready to claim")
+    locked.writes.add(take.checked(taken))
     locked.projected[step_id] = scheduler.state.steps[step_id]
     token = None
     step = scheduler.state.steps[step_id]
@@ -214,64 +244,75 @@ def finish(claim: Claim, result: ToolResult) -> Claim | None:
     ready and queue the others (or, when it made none ready, claim the run's next ready
     step). A stale result is dropped; its execution record is kept, since the tool did
     run."""
-    records = take_pending_records()
-
-    def first() -> None:
-        write_records(records)
-        if claim.queued_task:
+    kept = record_writes(take_pending_records())
+    if claim.queued_task:
+        kept.append(
             settle_queued(claim.run_id, claim.plan_version, claim.step_id, claim.attempt, WORKER_ID)
-
+        )
     try:
-        # The records go first, in the same transaction, before the run's lock: they
-        # need none, and other slots and workers wait on that lock.
-        with locked_run(claim.run_id, first=first) as locked:
-            scheduler = locked.scheduler
-            step = scheduler.state.steps.get(claim.step_id)
-            if (
-                step is None
-                or step.status != "running"
-                or (scheduler.state.plan_version != claim.plan_version)
-            ):
-                raise _StaleClaim
-            mark = len(scheduler.events)
-            scheduler.done(claim.step_id, result)
-            done = scheduler.state.steps[claim.step_id]
-            # One conditional write: the result's projection, only while the token holds.
-            held = StepRun.objects.filter(
-                run_id=claim.run_id,
-                plan_version=claim.plan_version,
-                step_id=claim.step_id,
-                status="running",
-                fencing_token=claim.fencing_token,
-            ).update(
-                **step_fields(done),
-                lease_owner="",
-                lease_expires_at=None,
-                finished_at=timezone.now(),
-                latency_ms=result.latency_ms,
-            )
-            if not held:
-                raise _StaleClaim
-            locked.projected[claim.step_id] = done
-            ready = [
-                e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id
-            ]
-            # This slot is free now: it takes the first step its result made ready, else
-            # the run's next ready step (queued already: its task then finds it taken), in
-            # this same transaction; one lock per step instead of two.
-            if ready:
-                next_claim = _claim(locked, ready[0])
-            elif (queued := scheduler.next_ready(skip=_in_backoff(scheduler))) is not None:
-                next_claim = _claim(locked, queued, queued_task=True)
-            else:
-                next_claim = None
-            locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
-            return next_claim
+        return decide(claim.run_id, lambda locked: _record_result(locked, claim, result, kept))
     except _StaleClaim:
         logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
         with transaction.atomic():
-            first()
+            Batch(kept).send()
         return None
+
+
+def _record_result(
+    locked: LockedRun, claim: Claim, result: ToolResult, kept: list[Statement]
+) -> Claim | None:
+    # With the result, in the one round trip of the transaction's writes.
+    locked.writes.add(*kept)
+    scheduler = locked.scheduler
+    step = scheduler.state.steps.get(claim.step_id)
+    if (
+        step is None
+        or step.status != "running"
+        or (scheduler.state.plan_version != claim.plan_version)
+    ):
+        raise _StaleClaim
+    mark = len(scheduler.events)
+    scheduler.done(claim.step_id, result)
+    done = scheduler.state.steps[claim.step_id]
+    # One conditional write: the result's projection, only while the token holds (checked
+    # when the writes are sent, which rolls everything back if it did not).
+    record = _record.statement(
+        {
+            **step_fields(done),
+            "lease_owner": "",
+            "lease_expires_at": None,
+            "finished_at": timezone.now(),
+            "latency_ms": result.latency_ms,
+        },
+        claim.run_id,
+        claim.plan_version,
+        claim.step_id,
+        "running",
+        claim.fencing_token,
+    )
+    locked.writes.add(record.checked(_held))
+    locked.projected[claim.step_id] = done
+    ready = [e.step_id for e in scheduler.events[mark:] if e.step_status == "ready" and e.step_id]
+    # This slot is free now: it takes the first step its result made ready, else the
+    # run's next ready step, in this same transaction; one lock per step instead of two.
+    # That step's task waits in the queue (and then finds it taken), unless another
+    # decision of this transaction made it ready: it is then not queued at all.
+    if ready:
+        next_claim = _claim(locked, ready[0])
+    elif (queued := scheduler.next_ready(skip=_in_backoff(scheduler))) is not None:
+        unqueued = queued in locked.to_enqueue
+        if unqueued:
+            locked.to_enqueue.remove(queued)
+        next_claim = _claim(locked, queued, queued_task=not unqueued)
+    else:
+        next_claim = None
+    locked.to_enqueue.extend(ready[1:] if next_claim is not None else ready)
+    return next_claim
+
+
+def _held(rows: int) -> None:
+    if not rows:
+        raise _StaleClaim
 
 
 def _in_backoff(scheduler: Scheduler) -> Callable[[str], bool]:
@@ -312,24 +353,41 @@ class _Heartbeats:
                 time.sleep(lease_seconds() / 3)
                 with self._lock:
                     held = list(self._held.values())
-                for claim in held:
-                    self._extend(claim)
+                if held:
+                    self._extend(held)
         finally:
             connection.close()
 
-    def _extend(self, claim: Claim) -> None:
+    def _extend(self, held: list[Claim]) -> None:
+        """One transaction (one round trip on PostgreSQL) for every held claim, where
+        each had its own: the leases of a worker's 32 slots beat together."""
         now = timezone.now()
+        values = {"heartbeat_at": now, "lease_expires_at": now + timedelta(seconds=lease_seconds())}
+        lost: list[Claim] = []
+        beats = Batch()
+        for claim in held:
+            beat = _extend_lease.statement(
+                values,
+                claim.run_id,
+                claim.plan_version,
+                claim.step_id,
+                claim.fencing_token,
+                "running",
+            )
+            beats.add(beat.checked(lambda rows, claim=claim: None if rows else lost.append(claim)))
         with transaction.atomic():  # on SQLite: queued on the process's writer lock
-            kept = StepRun.objects.filter(
-                run_id=claim.run_id,
-                plan_version=claim.plan_version,
-                step_id=claim.step_id,
-                fencing_token=claim.fencing_token,
-                status="running",
-            ).update(heartbeat_at=now, lease_expires_at=now + timedelta(seconds=lease_seconds()))
-        if not kept:
+            beats.send()
+        for claim in lost:
             logger.warning("lost the lease of %s in run %s", claim.step_id, claim.run_id)
             self.release(claim)
+
+
+# A heartbeat: only while the step runs under the claim's token.
+_extend_lease = Update(
+    StepRun,
+    ("heartbeat_at", "lease_expires_at"),
+    where=("run", "plan_version", "step_id", "fencing_token", "status"),
+)
 
 
 def _key(claim: Claim) -> tuple[int, str, int]:
