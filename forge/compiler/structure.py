@@ -92,27 +92,23 @@ def analyse_structure(steps: Sequence[Step]) -> Structure:
     # Whether every step comes after its dependencies, as planners and most authors
     # write them: then document order is the topological order and no cycle can exist.
     in_order = True
-    at = position.get
     for index, step in enumerate(steps):
         step_id = step.id
         deps = step.depends_on
-        if not deps:
-            if repeated and position[step_id] != index:
-                continue  # a later step reusing an id: checked above, not part of the graph
-            depends_on[step_id] = deps
-            continue
         if len(deps) > 1 and len(set(deps)) < len(deps):
             deps = tuple(dict.fromkeys(deps))
-        places = [at(dep, -1) for dep in deps]  # -1: not a step
-        if -1 in places:
-            for dep, place in zip(deps, places, strict=True):
-                if place < 0:
-                    diagnostics.append(_missing(step_id, dep))
-            deps = tuple(dep for dep, place in zip(deps, places, strict=True) if place >= 0)
-        if max(places) >= index:
-            in_order = False
+        known = True
+        for dep in deps:
+            at = position.get(dep)
+            if at is None:
+                diagnostics.append(_missing(step_id, dep))
+                known = False
+            elif at >= index:
+                in_order = False
         if repeated and position[step_id] != index:
             continue  # a later step reusing an id: checked above, not part of the graph
+        if not known:
+            deps = tuple(dep for dep in deps if dep in position)
         depends_on[step_id] = deps
     depended_on = set(chain.from_iterable(depends_on.values()))
     if in_order:
