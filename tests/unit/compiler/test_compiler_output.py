@@ -19,16 +19,8 @@ from forge.compiler import CompileResult, GraphCompiler
 from forge.compiler.graph import ExecutableNode, ToolBinding, new_binding, new_node
 from forge.plan import from_data, load_plan
 from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
+from tests.example_plans import PLANS
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-PLANS = sorted(
-    path
-    for path in EXAMPLES.rglob("*")
-    if path.suffix in {".yaml", ".json"}
-    and path.parent.name != "eval"
-    and "goal" in path.read_text()
-    and "steps" in path.read_text()
-)
 # Floats json and msgspec spell differently (1e+16 and 1e16, 1e-05 and 0.00001), and others.
 FLOATS = [1e16, 1.5e20, 1e-05, 2.5e-07, 1e-10, 0.0001, 0.1, 3.0, 7, 123.456]
 TEXTS = ["Fetch the suppliers' list", 'say "hi": now', "é 中文 \u2028\t\n", "do it", ""]

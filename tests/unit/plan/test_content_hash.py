@@ -13,17 +13,8 @@ import pytest
 from hypothesis import given, settings
 
 from forge.plan import Estimate, PlanDocument, Step, content_hash, load_plan, to_data
+from tests.example_plans import PLANS
 from tests.unit.plan.strategies import rich_plans
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-PLANS = sorted(
-    path
-    for path in EXAMPLES.rglob("*")
-    if path.suffix in {".yaml", ".json"}
-    and path.parent.name != "eval"
-    and "goal" in path.read_text()
-    and "steps" in path.read_text()
-)
 
 
 def standard_hash(document: PlanDocument) -> str:

@@ -22,8 +22,8 @@ from forge.plan.codec import read_by_hand
 from forge.plan.formats.json_io import parse_json
 from forge.plan.limits import ImportLimits
 from forge.plan.typed import read, read_json
+from tests.example_plans import PLANS
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 DEFAULT = ImportLimits()
 
 
@@ -45,17 +45,6 @@ def agree(data: Any, limits: ImportLimits = DEFAULT) -> str:
         if mine.estimate is not None:
             assert type(mine.estimate.cost) is type(theirs.estimate.cost)  # 1 stays 1, not 1.0
     return "fast"
-
-
-PLANS = sorted(
-    path
-    for path in EXAMPLES.rglob("*")
-    # plan documents; not the suites and answers of examples/eval, replies or servers
-    if path.suffix in {".yaml", ".json"}
-    and path.parent.name != "eval"
-    and "goal" in path.read_text()
-    and "steps" in path.read_text()
-)
 
 
 @pytest.mark.parametrize("path", PLANS, ids=lambda path: path.name)
