@@ -34,7 +34,13 @@ from forge.plan.document import (
     Step,
 )
 from forge.plan.jsontext import canonical_json, encode_plain, indented_json, json_number
-from forge.plan.limits import DEFAULT_LIMITS, ImportLimits, check_id, check_shape
+from forge.plan.limits import (
+    DEFAULT_LIMITS,
+    QUANTITY_LIMIT,
+    ImportLimits,
+    check_id,
+    check_shape,
+)
 from forge.plan.typed import read
 
 __all__ = ["canonical_json", "content_hash", "from_data", "indented_json", "to_data"]
@@ -84,6 +90,7 @@ def _str_list(value: object, path: str) -> tuple[str, ...]:
 def _int(value: object, path: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise _fail(path, f"must be an integer >= {minimum}, not {value!r}")
+    _at_most_limit(value, path)
     return value
 
 
@@ -92,7 +99,13 @@ def _number(value: object, path: str, *, positive: bool = False) -> float:
         raise _fail(path, f"must be a number, not {value!r}")
     if value < 0 or (positive and value == 0):
         raise _fail(path, f"must be {'greater than 0' if positive else '>= 0'}, not {value!r}")
+    _at_most_limit(value, path)
     return value
+
+
+def _at_most_limit(value: float, path: str) -> None:
+    if value > QUANTITY_LIMIT:
+        raise _fail(path, f"must be at most {QUANTITY_LIMIT:,}, not {value!r}")
 
 
 def _given(data: Mapping[str, Any], key: str, default: object) -> object:

@@ -19,6 +19,7 @@ __all__ = [
     "ID_PATTERN",
     "MIN_NODE_LIMIT",
     "NODES_PER_STEP",
+    "QUANTITY_LIMIT",
     "ImportLimits",
     "check_id",
     "check_shape",
@@ -26,6 +27,11 @@ __all__ = [
 ]
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+# The most any count or amount in a plan may be (tokens, cost, seconds, budgets, retries):
+# a trillion is past any real estimate, and the sums over 100,000 steps stay finite floats
+# and fit a 64-bit integer, where 1e308 twice made the impact summary's sum overflow.
+QUANTITY_LIMIT = 10**12
 
 
 # A step as rich as the specification's example (id, description, dependencies, tool,

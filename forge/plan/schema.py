@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from forge.plan.limits import QUANTITY_LIMIT
+
 __all__ = ["PLAN_SCHEMA"]
 
 _ID = {"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,64}$"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-_COUNT = {"type": "integer", "minimum": 0}
-_AMOUNT = {"type": "number", "minimum": 0}
+_COUNT = {"type": "integer", "minimum": 0, "maximum": QUANTITY_LIMIT}
+_AMOUNT = {"type": "number", "minimum": 0, "maximum": QUANTITY_LIMIT}
 
 PLAN_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -92,7 +94,7 @@ PLAN_SCHEMA: dict[str, Any] = {
                         },
                     ]
                 },
-                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": QUANTITY_LIMIT},
                 "retries": _COUNT,
                 "rollback_hint": {"type": "string"},
                 "estimate": {

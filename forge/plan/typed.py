@@ -45,7 +45,7 @@ from forge.plan.document import (
     RiskLevel,
     Step,
 )
-from forge.plan.limits import ID_PATTERN, ImportLimits
+from forge.plan.limits import ID_PATTERN, QUANTITY_LIMIT, ImportLimits
 
 __all__ = ["read", "read_json"]
 
@@ -55,9 +55,13 @@ __all__ = ["read", "read_json"]
 _Id = str
 # Any number of ids, each followed by a newline (which no id may hold).
 _IDS = re.compile(rf"(?:{ID_PATTERN.pattern}\n)*")
-_Count = Annotated[int, Meta(ge=0)]
-_Amount = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
-_Positive = Annotated[int, Meta(gt=0)] | Annotated[float, Meta(gt=0)]
+_Count = Annotated[int, Meta(ge=0, le=QUANTITY_LIMIT)]
+_Amount = (
+    Annotated[int, Meta(ge=0, le=QUANTITY_LIMIT)] | Annotated[float, Meta(ge=0, le=QUANTITY_LIMIT)]
+)
+_Positive = (
+    Annotated[int, Meta(gt=0, le=QUANTITY_LIMIT)] | Annotated[float, Meta(gt=0, le=QUANTITY_LIMIT)]
+)
 _Ids = tuple[_Id, ...]
 _Texts = tuple[str, ...]
 

@@ -18,11 +18,13 @@ import pytest
 from forge.compiler import CompileResult, GraphCompiler
 from forge.compiler.graph import ExecutableNode, ToolBinding, new_binding, new_node
 from forge.plan import from_data, load_plan
+from forge.plan.limits import QUANTITY_LIMIT
 from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 from tests.example_plans import PLANS
 
 # Floats json and msgspec spell differently (1e+16 and 1e16, 1e-05 and 0.00001), and others.
 FLOATS = [1e16, 1.5e20, 1e-05, 2.5e-07, 1e-10, 0.0001, 0.1, 3.0, 7, 123.456]
+AMOUNTS = [value for value in FLOATS if value <= QUANTITY_LIMIT]  # what a plan may estimate
 TEXTS = ["Fetch the suppliers' list", 'say "hi": now', "é 中文 \u2028\t\n", "do it", ""]
 
 
@@ -81,13 +83,13 @@ def generated(seed: int) -> dict[str, Any]:
         if rnd.random() < 0.7:
             step["done_when"] = {"description": rnd.choice(TEXTS), "required_keys": ["label"]}
         if rnd.random() < 0.5:
-            step["timeout_s"] = rnd.choice(FLOATS)
+            step["timeout_s"] = rnd.choice(AMOUNTS)
         if rnd.random() < 0.5:
             step["rollback_hint"] = rnd.choice(TEXTS)
         if rnd.random() < 0.8:
-            estimate = {"tokens": rnd.randrange(100), "cost": rnd.choice(FLOATS)}
+            estimate = {"tokens": rnd.randrange(100), "cost": rnd.choice(AMOUNTS)}
             if rnd.random() < 0.5:
-                estimate["seconds"] = rnd.choice(FLOATS)
+                estimate["seconds"] = rnd.choice(AMOUNTS)
             step["estimate"] = estimate
         steps.append(step)
     return {"goal": "Write the report", "steps": steps, "deliverable": steps[-1]["id"]}

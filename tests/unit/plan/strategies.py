@@ -8,19 +8,23 @@ from hypothesis import strategies as st
 
 from forge.plan import Budget, DoneWhen, Estimate, Milestone, PlanDocument, Step
 from forge.plan.document import RISK_LEVELS
-from forge.plan.limits import ID_PATTERN
+from forge.plan.limits import ID_PATTERN, QUANTITY_LIMIT
 
 ids = st.from_regex(ID_PATTERN, fullmatch=True)
 # Any text, and text made of what every format has to escape, to reach the escapes often.
 HOSTILE = "\"'#;:<>&`[](){}|\\%-=.~ \n\r\t\x00\x85\u2028\ufeffo\U0001f600"
 texts = st.text(max_size=30) | st.text(alphabet=HOSTILE, max_size=30)
-counts = st.integers(min_value=0, max_value=10**12)
-amounts = st.floats(min_value=0, allow_nan=False, allow_infinity=False)
+counts = st.integers(min_value=0, max_value=QUANTITY_LIMIT)
+amounts = st.floats(min_value=0, max_value=QUANTITY_LIMIT, allow_nan=False, allow_infinity=False)
+# Floats json and msgspec spell differently, and ordinary ones. A plan's amounts stop at
+# QUANTITY_LIMIT, so the larger ones (1e16 and up) are reached in arguments.
+ODD_FLOATS = st.sampled_from([1e16, 1.5e20, 1e-05, 2.5e-07, 1e-10, 5e-324, 0.0001, 0.1, 3.0])
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
+    | ODD_FLOATS
     | texts,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
     max_leaves=8,
@@ -75,9 +79,11 @@ def plans(draw):
     )
 
 
-# Floats json and msgspec spell differently, and ordinary ones.
-ODD_FLOATS = st.sampled_from([1e16, 1.5e20, 1e-05, 2.5e-07, 1e-10, 5e-324, 0.0001, 0.1, 3.0])
-any_amounts = amounts | ODD_FLOATS | st.integers(min_value=0, max_value=10**20)
+any_amounts = (
+    amounts
+    | ODD_FLOATS.filter(lambda value: value <= QUANTITY_LIMIT)
+    | st.integers(min_value=0, max_value=QUANTITY_LIMIT)
+)
 
 
 @st.composite

@@ -410,3 +410,59 @@ def test_flowchart_comments_count_towards_the_node_limit():
 
     assert caught.value.code == "too_many_nodes"
     assert load_plan(source, "mermaid", ImportLimits(max_nodes=40)).steps[1].depends_on == ("a",)
+
+
+# Where a count or an amount sits, and a value just past the limit of its type.
+QUANTITIES = [
+    ("budget.max_tokens", 10**12 + 1),
+    ("budget.max_cost", 1e308),
+    ("steps.a.estimate.tokens", 10**12 + 1),
+    ("steps.a.estimate.cost", 1e308),
+    ("steps.a.estimate.seconds", 1.0000000001e12),
+    ("steps.a.timeout_s", 1e308),
+    ("steps.a.retries", 10**12 + 1),
+]
+
+
+def _with_quantity(where: str, value: object) -> dict:
+    plan: dict = {"goal": "count", "deliverable": "a", "steps": [{"id": "a", "tool": "noop"}]}
+    *outer, field = where.split(".")
+    holder = plan["steps"][0] if outer[:2] == ["steps", "a"] else plan
+    for key in outer[2:] if outer[:2] == ["steps", "a"] else outer:
+        holder = holder.setdefault(key, {})
+    holder[field] = value
+    return plan
+
+
+@pytest.mark.parametrize(("where", "over"), QUANTITIES)
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_count_or_amount_past_a_trillion_is_refused_by_name(where, over, fmt):
+    """1e308 twice made the impact summary's sum overflow; no count or amount may pass
+    QUANTITY_LIMIT, and the error names the field and the limit."""
+    from forge.plan.limits import QUANTITY_LIMIT
+
+    dump = json.dumps if fmt == "json" else yaml.safe_dump  # YAML's own float spelling
+    text = dump(_with_quantity(where, over))
+    with pytest.raises(PlanDocumentError) as refused:
+        load_plan(text, fmt)
+    assert refused.value.code == "invalid_document"
+    assert where in str(refused.value) and f"at most {QUANTITY_LIMIT:,}" in str(refused.value)
+    assert load_plan(dump(_with_quantity(where, QUANTITY_LIMIT)), fmt)
+
+
+def test_estimates_at_the_limit_on_every_step_sum_to_a_finite_impact():
+    from forge.compiler import GraphCompiler
+    from forge.plan import Estimate
+    from forge.plan.limits import QUANTITY_LIMIT
+    from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
+
+    limit = QUANTITY_LIMIT
+    steps = [
+        Step(id=f"s{n}", tool="noop", depends_on=(f"s{n - 1}",) if n else (),
+             estimate=Estimate(tokens=limit, cost=float(limit), seconds=float(limit)))
+        for n in range(1000)
+    ]  # fmt: skip
+    document = PlanDocument(goal="count", deliverable="s999", steps=tuple(steps))
+    result = GraphCompiler(builtin_registry(), PolicyEngine(DEFAULT_POLICY)).compile(document)
+    impact = json.loads(result.to_json())["impact"]
+    assert impact["tokens"] == 1000 * limit and impact["cost"] == 1000 * limit

@@ -139,6 +139,7 @@ def _copy(value: Any) -> Any:
 
 EDGES = [
     None, True, False, -1, 0, 1, 2.5, -0.5, 0.0, math.inf, -math.inf, math.nan, 10**30,
+    10**12, 10**12 + 1, 1e12, 1.0000000001e12, 1e308,
     "", "ok", "s0", "x" * 65, "bad\n", "low", [], ["s0"], [1], [None], [["s0"]], ("s0",),
     {"a": 1}, {1: 2}, {"description": "d"}, frozenset({"s0"}),
 ]  # fmt: skip
