@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
+
 from forge.cli import main as forge
 from forge.compiler import GraphCompiler
 from forge.gcpause import paused_gc
@@ -112,7 +114,9 @@ def with_cycles(document: PlanDocument) -> PlanDocument:
     index = {step.id: position for position, step in enumerate(steps)}
     for dependent in (steps[500], steps[4_000], steps[8_000]):
         dep = index[dependent.depends_on[0]]
-        steps[dep] = replace(steps[dep], depends_on=(*steps[dep].depends_on, dependent.id))
+        steps[dep] = msgspec.structs.replace(
+            steps[dep], depends_on=(*steps[dep].depends_on, dependent.id)
+        )
     return replace(document, steps=tuple(steps))
 
 

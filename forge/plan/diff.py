@@ -8,8 +8,10 @@ plain data (lists, dicts, numbers, strings), ready for JSON and for exact compar
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
+
+import msgspec
 
 from forge.plan.document import PlanDocument, Step
 
@@ -18,7 +20,7 @@ __all__ = ["FieldChange", "PlanDiff", "StepChange", "diff_plans"]
 Edge = tuple[str, str]
 _PLAN_FIELDS = ("goal", "deliverable", "risk_level", "requires_approval_before", "budget",
                 "max_replans", "replan", "milestones")  # fmt: skip
-_STEP_FIELDS = tuple(f.name for f in fields(Step) if f.name != "id")
+_STEP_FIELDS = tuple(name for name in Step.__struct_fields__ if name != "id")
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,8 @@ def _changes(old: object, new: object, names: tuple[str, ...]) -> tuple[FieldCha
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, msgspec.Struct):  # a step's done_when or estimate
+        return _plain(msgspec.structs.asdict(value))
     if is_dataclass(value) and not isinstance(value, type):
         return _plain(asdict(value))
     if isinstance(value, Mapping):

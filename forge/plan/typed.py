@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import fields
 from typing import Annotated, Any
 
 import msgspec
@@ -362,31 +361,13 @@ def _milestone(milestone: _Milestone) -> Milestone:
     )
 
 
-# Each value is made through its slots' own descriptors: a frozen dataclass's
-# ``__init__`` sets each field through ``object.__setattr__``, three times slower, which
-# was most of the time a 10,000-step plan took to read. The values were checked already,
-# and the differential tests compare the result with the hand-written reader's, made by
-# ``__init__``, field for field.
-_new = object.__new__
-
-
-def _setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
-    if names != tuple(field.name for field in fields(cls)):
-        raise TypeError(f"{cls.__name__} has other fields than {names}")
-    return tuple(getattr(cls, name).__set__ for name in names)
-
-
-(_step_id, _step_description, _step_depends_on, _step_tool, _step_args, _step_tools_allowed,
- _step_done_when, _step_timeout, _step_retries, _step_hint, _step_estimate) = _setters(
-    Step, ("id", "description", "depends_on", "tool", "args", "tools_allowed", "done_when",
-           "timeout_s", "retries", "rollback_hint", "estimate"),
-)  # fmt: skip
-_done_description, _done_required, _done_checks = _setters(
-    DoneWhen, ("description", "required_keys", "checks")
-)
-_estimate_tokens, _estimate_cost, _estimate_seconds = _setters(
-    Estimate, ("tokens", "cost", "seconds")
-)
+# The values are checked already; each is made positionally, in C (``Step`` and its parts
+# are msgspec structs), and the differential tests compare the result with the
+# hand-written reader's, made with keywords, field for field.
+if Step.__struct_fields__ != ("id", "description", "depends_on", "tool", "args",
+                              "tools_allowed", "done_when", "timeout_s", "retries",
+                              "rollback_hint", "estimate"):  # fmt: skip
+    raise TypeError("Step has other fields than _steps makes")
 
 
 def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[Step, ...], int, int]:
@@ -420,45 +401,41 @@ def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[St
             args = {}
         if done is UNSET or done is None:
             done = None
+        elif type(done) is str:
+            done = DoneWhen(done)
         else:
-            done_when = _new(DoneWhen)
-            if type(done) is str:
-                _done_description(done_when, done)
-                _done_required(done_when, ())
-                _done_checks(done_when, ())
-            else:
-                given = astuple(done)
-                keys += 3 - given.count(UNSET)
-                text, required, checks = given
-                if required:
-                    items += len(required)
-                if checks:
-                    items += len(checks)
-                _done_description(done_when, "" if text is UNSET else text)
-                _done_required(done_when, required or ())
-                _done_checks(done_when, checks or ())
-            done = done_when
+            given = astuple(done)
+            keys += 3 - given.count(UNSET)
+            text, required, checks = given
+            if required:
+                items += len(required)
+            if checks:
+                items += len(checks)
+            done = DoneWhen("" if text is UNSET else text, required or (), checks or ())
         if estimate is UNSET or estimate is None:
             estimate = None
         else:
             given = astuple(estimate)
             keys += 3 - given.count(UNSET)
             tokens, cost, seconds = given
-            estimate = _new(Estimate)
-            _estimate_tokens(estimate, 0 if tokens is UNSET else tokens)
-            _estimate_cost(estimate, 0.0 if cost is UNSET else cost)
-            _estimate_seconds(estimate, None if seconds is UNSET else seconds)
-        step = _new(Step)
-        _step_id(step, step_id)
-        _step_description(step, "" if description is UNSET else description)
-        _step_depends_on(step, depends_on)
-        _step_tool(step, None if tool is UNSET else tool)
-        _step_args(step, args)
-        _step_tools_allowed(step, tools_allowed)
-        _step_done_when(step, done)
-        _step_timeout(step, None if timeout is UNSET else timeout)
-        _step_retries(step, 0 if retries is UNSET else retries)
-        _step_hint(step, "" if hint is UNSET else hint)
-        _step_estimate(step, estimate)
-        append(step)
+            estimate = Estimate(
+                0 if tokens is UNSET else tokens,
+                0.0 if cost is UNSET else cost,
+                None if seconds is UNSET else seconds,
+            )
+        append(
+            Step(
+                step_id,
+                "" if description is UNSET else description,
+                depends_on,
+                None if tool is UNSET else tool,
+                args,
+                tools_allowed,
+                done,
+                None if timeout is UNSET else timeout,
+                0 if retries is UNSET else retries,
+                "" if hint is UNSET else hint,
+                estimate,
+            )
+        )
     return tuple(made), items, keys

@@ -13,6 +13,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from forge.compiler import CompileResult, GraphCompiler
@@ -115,7 +116,7 @@ def test_the_generated_plans_reach_graphs_and_floats_msgspec_spells_its_own_way(
 
 def test_a_result_with_a_value_only_python_writes_is_written_the_standard_way():
     document = next(plan for plan in map(from_data, map(generated, range(40))) if compiled(plan).ok)
-    first = replace(document.steps[0], timeout_s=math.inf)  # no reader builds this
+    first = msgspec.structs.replace(document.steps[0], timeout_s=math.inf)  # no reader builds this
     result = compiled(replace(document, steps=(first, *document.steps[1:])))
     assert result.graph is not None
     assert result.graph.nodes[first.id].to_data()["timeout_s"] == math.inf

@@ -4,6 +4,7 @@ milestones, automatic replans) and floats of every size."""
 
 from dataclasses import replace
 
+import msgspec
 from hypothesis import strategies as st
 
 from forge.plan import Budget, DoneWhen, Estimate, Milestone, PlanDocument, Step
@@ -101,7 +102,7 @@ def rich_plans(draw):
             )
         )
         timeout = draw(st.none() | any_amounts.filter(bool))
-        steps.append(replace(step, estimate=estimate, timeout_s=timeout))
+        steps.append(msgspec.structs.replace(step, estimate=estimate, timeout_s=timeout))
     step_ids = [step.id for step in steps]
     cut = draw(st.integers(min_value=0, max_value=len(step_ids)))
     milestones = draw(

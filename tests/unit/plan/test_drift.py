@@ -1,5 +1,7 @@
 from dataclasses import replace
 
+import msgspec
+
 from forge.plan import Budget, from_data
 from forge.plan.drift import detect_drift
 
@@ -35,7 +37,7 @@ def test_dropping_an_approval_requirement_is_drift():
 
 
 def test_removing_a_step_the_deliverable_depended_on_is_drift():
-    steps = (PARENT.steps[0], replace(PARENT.steps[2], depends_on=("inspect",)))
+    steps = (PARENT.steps[0], msgspec.structs.replace(PARENT.steps[2], depends_on=("inspect",)))
 
     assert detect_drift(PARENT, replace(PARENT, steps=steps)) == (
         "step 'review', which the deliverable depended on, was removed",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +232,7 @@ def field_types(value: Any) -> list[tuple[str, type]] | None:
     """Each field of a plan value with the type of what it holds: 1 stays 1, not 1.0."""
     if value is None:
         return None
-    return [(field.name, type(getattr(value, field.name))) for field in fields(value)]
+    return [(name, type(getattr(value, name))) for name in value.__struct_fields__]
 
 
 STYLES = [
