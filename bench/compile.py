@@ -17,8 +17,12 @@ A second table times what ``forge compile --json`` does with the plan written as
 file, start-up subtracted: ``forge.cli.main`` called in this process, again and again
 (after one untimed call, every module is imported), reading the file, parsing and
 checking it, building the tool catalogue, compiling and writing the result as indented
-JSON (to nothing). Its goals are the same: at most 5 times graphlib's sort at 10,000
-steps, under 3 s at 100,000. The parts are shown too, each timed as the command runs it:
+JSON (to a text stream over bytes, as stdout is). What the command does whatever the
+plan's size (parsing its arguments, discovering installed tools, opening the file) is
+start-up too: the same command on a one-step plan, timed in the same run, is
+subtracted, and the table shows it (``fixed``) and the ratio without subtracting it
+(``whole``). Its goals are the same: at most 5 times graphlib's sort at 10,000 steps,
+under 3 s at 100,000. The parts are shown too, each timed as the command runs it:
 parse and check (``load_plan`` of the file's bytes), compile and write (the content hash,
 impact, fingerprints and indented JSON of a fresh result), the last two with the cyclic
 collector paused, as the command pauses it; the command's total also holds building the
@@ -176,28 +180,41 @@ def command_table(compiler: GraphCompiler) -> None:
     print()
     print("forge compile --json FILE, in this process (start-up subtracted); medians in ms")
     print(
-        f"{'steps':>8} {'command':>9} {'graphlib':>9} {'ratio':>6}  "
+        f"{'steps':>8} {'command':>9} {'fixed':>6} {'graphlib':>9} {'ratio':>6} {'whole':>6}  "
         f"{'parse':>7} {'compile':>8} {'write':>7}  goal"
     )
     with tempfile.TemporaryDirectory(prefix="forge-bench-compile-") as directory:
+        one_step = command(Path(directory), 1)
+        assert one_step() == 0  # and every module is imported now
+        fixed_ms, _ = paired_medians(one_step, lambda: 0, 31)
         for steps, repeats in ((10_000, 11), (100_000, 3)):
-            command_row(compiler, Path(directory), steps, repeats)
+            command_row(compiler, Path(directory), steps, repeats, fixed_ms)
 
 
-def command_row(compiler: GraphCompiler, directory: Path, steps: int, repeats: int) -> None:
-    document = build_plan(steps)
-    text = dump_plan(document, "json")
+def command(directory: Path, steps: int) -> Callable[[], object]:
+    """``forge compile --json`` of a plan of ``steps`` written to ``directory``."""
+    text = dump_plan(build_plan(steps), "json")
     path = directory / f"plan-{steps}.json"
     path.write_text(text, encoding="utf-8")
     limit = str(len(text.encode()) * 2)
     argv = ["compile", "--json", "--max-steps", str(steps), "--max-bytes", limit, str(path)]
 
-    def command() -> object:
-        with contextlib.redirect_stdout(io.StringIO()):
+    def run() -> object:
+        with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")):
             return forge(argv)
 
-    assert command() == 0  # and every module is imported now
-    command_ms, graphlib_ms = paired_medians(command, topological_sort(document), repeats)
+    return run
+
+
+def command_row(
+    compiler: GraphCompiler, directory: Path, steps: int, repeats: int, fixed_ms: float
+) -> None:
+    document = build_plan(steps)
+    text = dump_plan(document, "json")
+    limit = str(len(text.encode()) * 2)
+    run = command(directory, steps)
+    assert run() == 0
+    command_ms, graphlib_ms = paired_medians(run, topological_sort(document), repeats)
     result = compiler.compile(document)
     source = text.encode()
 
@@ -217,13 +234,15 @@ def command_row(compiler: GraphCompiler, directory: Path, steps: int, repeats: i
         repeats,
     )
     write_ms, _ = paired_medians(write_paused, lambda: 0, repeats)
-    ratio = command_ms / graphlib_ms
+    beyond_ms = command_ms - fixed_ms
+    ratio = beyond_ms / graphlib_ms
     if steps == 10_000:
         goal = f"ratio <= {RATIO_GOAL:g}: {'met' if ratio <= RATIO_GOAL else 'MISSED'}"
     else:
-        goal = f"< {LARGE_GOAL_MS / 1000:g} s: {'met' if command_ms < LARGE_GOAL_MS else 'MISSED'}"
+        goal = f"< {LARGE_GOAL_MS / 1000:g} s: {'met' if beyond_ms < LARGE_GOAL_MS else 'MISSED'}"
     print(
-        f"{steps:>8} {command_ms:>9.1f} {graphlib_ms:>9.1f} {ratio:>6.2f}  "
+        f"{steps:>8} {command_ms:>9.1f} {fixed_ms:>6.1f} {graphlib_ms:>9.1f} {ratio:>6.2f} "
+        f"{command_ms / graphlib_ms:>6.2f}  "
         f"{parse_ms:>7.1f} {compile_ms:>8.1f} {write_ms:>7.1f}  {goal}"
     )
 

@@ -28,8 +28,10 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from forge.agents.brief import clip, step_messages, step_output, to_json
 from forge.compiler import CallRefused, ExecutableNode, ToolBinding, bind_call
@@ -184,7 +186,9 @@ class AgentRunner:
             answer = {"ok": False, "error": refusal.message, "code": refusal.code}
             messages.append(Message.tool(call.id, to_json(answer)))
             return None
-        binding = replace(binding, timeout_s=min(binding.tool.default_timeout_s, left))
+        binding = msgspec.structs.replace(
+            binding, timeout_s=min(binding.tool.default_timeout_s, left)
+        )
         try:
             token = self._call_token(binding, node, context, grant)
         except ApprovalRefused as refusal:

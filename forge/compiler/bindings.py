@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from forge.compiler.diagnostics import Diagnostic
-from forge.compiler.graph import PerformedSideEffect, ToolBinding, new_binding
+from forge.compiler.graph import PerformedSideEffect, ToolBinding
 from forge.errors import ForgeError
 from forge.plan import PlanDocument, Step, canonical_json
 from forge.plan.references import FROM, JOIN, LITERAL, Reference, Template, scan, substitute
@@ -335,7 +335,7 @@ def _binding(
 ) -> ToolBinding:
     """A binding; with ``references`` (even none: a ``$literal`` alone) one still to be
     resolved."""
-    return new_binding(
+    return ToolBinding(
         spec,
         args,
         args_hash,

@@ -29,7 +29,7 @@ from forge.compiler.checklist import LaunchChecklist
 from forge.compiler.contracts import ContractChecker
 from forge.compiler.deliverable import resolve_deliverable
 from forge.compiler.diagnostics import Diagnostic, ordered
-from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect, new_node
+from forge.compiler.graph import ExecutableGraph, ExecutableNode, PerformedSideEffect
 from forge.compiler.impact import Impact, impact_of
 from forge.compiler.milestones import DEFAULT_WARN_STEPS, check_milestones
 from forge.compiler.references import ReferenceChecker
@@ -138,7 +138,7 @@ class GraphCompiler:
             check_contract(step, out)
             check_launch(step, binding, allowed)
             if first[step_id] is step and step_id not in nodes:
-                nodes[step_id] = new_node(
+                nodes[step_id] = ExecutableNode(
                     step_id, step, depends_on[step_id], binding, allowed, reasons
                 )
         if resolver.templates:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
+
+import msgspec
 
 from forge.compiler import ExecutableNode, ToolBinding
 from forge.errors import ForgeError
@@ -73,7 +74,7 @@ def concrete_call(binding: ToolBinding, outputs: Mapping[str, Any]) -> ToolBindi
             code="side_effect_changed",
         )
     args_hash = hashlib.sha256(canonical_json(args).encode()).hexdigest()
-    return replace(binding, args=args, args_hash=args_hash, concrete=True)
+    return msgspec.structs.replace(binding, args=args, args_hash=args_hash, concrete=True)
 
 
 def resolve_args(args: Mapping[str, Any], outputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from forge.compiler import GraphCompiler
@@ -76,7 +77,7 @@ def test_arguments_are_validated_again_before_the_runner(executor, records, tmp_
     binding = (
         compile_graph(plan({"id": "s", "tool": "sleep", "args": {"seconds": 0}})).nodes["s"].binding
     )
-    tampered = replace(binding, args={"seconds": "forever"})
+    tampered = msgspec.structs.replace(binding, args={"seconds": "forever"})
 
     result = executor.execute(tampered, _context(tmp_path))
 
@@ -112,7 +113,9 @@ def test_a_call_that_needs_approval_is_refused_without_a_token(executor, tmp_pat
 def test_an_approval_token_binds_run_step_and_the_exact_arguments(executor, tmp_path):
     binding = _approval_binding()
     token = SIGNER.issue("run-1", "s", binding.args_hash, "alice")
-    other_args = replace(binding, args={"path": "out.txt", "content": "bye"}, args_hash="f" * 64)
+    other_args = msgspec.structs.replace(
+        binding, args={"path": "out.txt", "content": "bye"}, args_hash="f" * 64
+    )
 
     assert executor.execute(other_args, _context(tmp_path), token=token).error_code == (
         "approval_mismatch"
@@ -163,7 +166,7 @@ def test_a_runner_that_does_not_honour_its_timeout_is_abandoned(records, tmp_pat
             release.wait(30)
 
     monkeypatch.setattr("forge.runtime.executor._GRACE_S", 0.2)
-    binding = replace(
+    binding = msgspec.structs.replace(
         compile_graph(plan({"id": "s", "tool": "noop"})).nodes["s"].binding, timeout_s=0.1
     )
     executor = ToolExecutor(
