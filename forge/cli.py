@@ -322,7 +322,7 @@ def _compile(args: argparse.Namespace) -> int:
             )
             result = compiler.compile(document)
         if args.json:
-            print(result.to_json())
+            _print_utf8(result.to_json_bytes())
         else:
             _print_diagnostics(args.file, result)
             if result.impact is not None:
@@ -333,6 +333,21 @@ def _compile(args: argparse.Namespace) -> int:
         # Freed while the collector rests: back on, it would walk them all once more.
         del document, result
     return EXIT_OK if ok else EXIT_ERRORS
+
+
+def _print_utf8(text: bytes) -> None:
+    """``print(text.decode())``, writing the bytes as they are where stdout is UTF-8
+    over a byte stream: a 10,000-step result is 5 MB, which decoding and encoding again
+    took a tenth of ``forge compile --json``."""
+    stdout = sys.stdout
+    buffer = getattr(stdout, "buffer", None)
+    if buffer is None or (stdout.encoding or "").lower().replace("-", "") != "utf8":
+        print(text.decode(errors="surrogatepass"))
+        return
+    stdout.flush()
+    buffer.write(text)
+    buffer.write(b"\n")
+    buffer.flush()
 
 
 def _milestone_warn_steps() -> int:

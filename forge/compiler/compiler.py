@@ -78,9 +78,13 @@ class CompileResult:
         }
 
     def to_json(self) -> str:
-        """``indented_json(self.to_data())``, the same text, written by msgspec from data
-        built for it (``forge.plan.jsontext``): the standard library's way took longer
-        to write a 10,000-step result than to compile it."""
+        """``indented_json(self.to_data())``: the same text."""
+        return self.to_json_bytes().decode(errors="surrogatepass")
+
+    def to_json_bytes(self) -> bytes:
+        """``to_json()`` as UTF-8, written by msgspec from data built for it
+        (``forge.plan.jsontext``): the standard library's way took longer to write a
+        10,000-step result than to compile it."""
         graph = self.graph
         impact = self.impact
         try:
@@ -93,7 +97,7 @@ class CompileResult:
                 }
             )
         except (msgspec.MsgspecError, TypeError, ValueError):  # NaN, a lone surrogate
-            return indented_json(self.to_data())
+            return indented_json(self.to_data()).encode(errors="surrogatepass")
 
 
 class GraphCompiler:

@@ -416,3 +416,29 @@ def test_the_time_server_from_pypi_configured_by_file_compiles_previews_and_runs
     assert "    MCP server 'time', tool 'get_current_time'" in approved.stdout
     assert "  ok        now" in approved.stdout
     assert "run succeeded (v1)" in approved.stdout
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", None])
+def test_compile_json_prints_the_same_text_to_any_stdout(encoding, tmp_path):
+    """The result's bytes go straight to a UTF-8 stdout's buffer; any other stdout gets
+    them as text, through print, as before."""
+    import contextlib
+    import io
+
+    from forge.cli import main
+
+    vague = {"goal": "g", "deliverable": "a", "steps": [{"id": "a", "description": "分析问题"}]}
+    path = str(write(tmp_path / "plan.json", json.dumps(vague)))
+    expected = forge("compile", path, "--json").stdout
+    assert "分析问题" in expected  # quoted by vague_step: text latin-1 cannot hold
+    raw = io.BytesIO()
+    stdout = io.StringIO() if encoding is None else io.TextIOWrapper(raw, encoding=encoding)
+    with contextlib.redirect_stdout(stdout):
+        if encoding == "latin-1":
+            with pytest.raises(UnicodeEncodeError):
+                main(["compile", path, "--json"])
+            return
+        main(["compile", path, "--json"])
+    stdout.flush()
+    written = stdout.getvalue() if encoding is None else raw.getvalue().decode()
+    assert written == expected

@@ -93,7 +93,7 @@ def test_floats_msgspec_spells_its_own_way_are_written_as_json_writes_them(numbe
 @given(JSON)
 def test_indented_plain_is_json_dumps_with_an_indent_to_the_character(data):
     expected = json.dumps(data, indent=2, ensure_ascii=False)
-    assert indented_plain(_through_json_number(data)) == expected
+    assert indented_plain(_through_json_number(data)).decode() == expected
 
 
 @settings(max_examples=300, deadline=None)
