@@ -7,9 +7,11 @@ import tracemalloc
 import pytest
 import yaml
 
+from forge.compiler import GraphCompiler
 from forge.errors import PlanDocumentError
 from forge.plan import (
     DEFAULT_LIMITS,
+    Estimate,
     ImportLimits,
     PlanDocument,
     Step,
@@ -18,6 +20,8 @@ from forge.plan import (
     load_plan,
 )
 from forge.plan.formats import yaml_safe
+from forge.plan.limits import QUANTITY_LIMIT
+from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
 
 FORMATS = ("json", "yaml", "mermaid")
 
@@ -414,6 +418,8 @@ def test_flowchart_comments_count_towards_the_node_limit():
 
 # Where a count or an amount sits, and a value just past the limit of its type.
 QUANTITIES = [
+    ("max_replans", 10**12 + 1),
+    ("budget.max_steps", 10**12 + 1),
     ("budget.max_tokens", 10**12 + 1),
     ("budget.max_cost", 1e308),
     ("steps.a.estimate.tokens", 10**12 + 1),
@@ -425,10 +431,12 @@ QUANTITIES = [
 
 
 def _with_quantity(where: str, value: object) -> dict:
-    plan: dict = {"goal": "count", "deliverable": "a", "steps": [{"id": "a", "tool": "noop"}]}
-    *outer, field = where.split(".")
-    holder = plan["steps"][0] if outer[:2] == ["steps", "a"] else plan
-    for key in outer[2:] if outer[:2] == ["steps", "a"] else outer:
+    """A one-step plan with ``value`` at ``where`` ("steps.a." is inside its step)."""
+    step: dict = {"id": "a", "tool": "noop"}
+    plan: dict = {"goal": "count", "deliverable": "a", "steps": [step]}
+    holder = step if where.startswith("steps.a.") else plan
+    *path, field = where.removeprefix("steps.a.").split(".")
+    for key in path:
         holder = holder.setdefault(key, {})
     holder[field] = value
     return plan
@@ -439,23 +447,15 @@ def _with_quantity(where: str, value: object) -> dict:
 def test_a_count_or_amount_past_a_trillion_is_refused_by_name(where, over, fmt):
     """1e308 twice made the impact summary's sum overflow; no count or amount may pass
     QUANTITY_LIMIT, and the error names the field and the limit."""
-    from forge.plan.limits import QUANTITY_LIMIT
-
     dump = json.dumps if fmt == "json" else yaml.safe_dump  # YAML's own float spelling
-    text = dump(_with_quantity(where, over))
     with pytest.raises(PlanDocumentError) as refused:
-        load_plan(text, fmt)
+        load_plan(dump(_with_quantity(where, over)), fmt)
     assert refused.value.code == "invalid_document"
     assert where in str(refused.value) and f"at most {QUANTITY_LIMIT:,}" in str(refused.value)
     assert load_plan(dump(_with_quantity(where, QUANTITY_LIMIT)), fmt)
 
 
 def test_estimates_at_the_limit_on_every_step_sum_to_a_finite_impact():
-    from forge.compiler import GraphCompiler
-    from forge.plan import Estimate
-    from forge.plan.limits import QUANTITY_LIMIT
-    from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
-
     limit = QUANTITY_LIMIT
     steps = [
         Step(id=f"s{n}", tool="noop", depends_on=(f"s{n - 1}",) if n else (),
