@@ -184,16 +184,18 @@ def command_table(compiler: GraphCompiler) -> None:
         f"{'parse':>7} {'compile':>8} {'write':>7}  goal"
     )
     with tempfile.TemporaryDirectory(prefix="forge-bench-compile-") as directory:
-        one_step = command(Path(directory), 1)
+        one_step = command(Path(directory), build_plan(1))[0]
         assert one_step() == 0  # and every module is imported now
         fixed_ms, _ = paired_medians(one_step, lambda: 0, 31)
         for steps, repeats in ((10_000, 11), (100_000, 3)):
             command_row(compiler, Path(directory), steps, repeats, fixed_ms)
 
 
-def command(directory: Path, steps: int) -> Callable[[], object]:
-    """``forge compile --json`` of a plan of ``steps`` written to ``directory``."""
-    text = dump_plan(build_plan(steps), "json")
+def command(directory: Path, document: PlanDocument) -> tuple[Callable[[], object], str]:
+    """``forge compile --json`` of ``document`` written to ``directory``, and its text;
+    stdout is a text stream over bytes, as a real one is."""
+    steps = len(document.steps)
+    text = dump_plan(document, "json")
     path = directory / f"plan-{steps}.json"
     path.write_text(text, encoding="utf-8")
     limit = str(len(text.encode()) * 2)
@@ -203,16 +205,15 @@ def command(directory: Path, steps: int) -> Callable[[], object]:
         with contextlib.redirect_stdout(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")):
             return forge(argv)
 
-    return run
+    return run, text
 
 
 def command_row(
     compiler: GraphCompiler, directory: Path, steps: int, repeats: int, fixed_ms: float
 ) -> None:
     document = build_plan(steps)
-    text = dump_plan(document, "json")
-    limit = str(len(text.encode()) * 2)
-    run = command(directory, steps)
+    run, text = command(directory, document)
+    limit = len(text.encode()) * 2
     assert run() == 0
     command_ms, graphlib_ms = paired_medians(run, topological_sort(document), repeats)
     result = compiler.compile(document)
@@ -229,7 +230,7 @@ def command_row(
             return replace(result, graph=replace(result.graph)).to_json()
 
     parse_ms, compile_ms = paired_medians(
-        lambda: load_plan(source, "json", ImportLimits(max_bytes=int(limit), max_steps=steps)),
+        lambda: load_plan(source, "json", ImportLimits(max_bytes=limit, max_steps=steps)),
         compile_paused,
         repeats,
     )
