@@ -35,7 +35,7 @@ from forge.compiler.milestones import DEFAULT_WARN_STEPS, check_milestones
 from forge.compiler.references import ReferenceChecker
 from forge.compiler.structure import analyse_structure
 from forge.plan import PlanDocument
-from forge.plan.jsontext import indented_json, indented_plain
+from forge.plan.jsontext import compact_json, encode_plain, indented_json, indented_plain
 from forge.tools import PolicyEngine, ToolRegistry
 
 __all__ = ["CompileResult", "GraphCompiler"]
@@ -81,23 +81,23 @@ class CompileResult:
         """``indented_json(self.to_data())``: the same text."""
         return self.to_json_bytes().decode(errors="surrogatepass")
 
-    def to_json_bytes(self) -> bytes:
-        """``to_json()`` as UTF-8, written by msgspec from data built for it
-        (``forge.plan.jsontext``): the standard library's way took longer to write a
-        10,000-step result than to compile it."""
+    def to_json_bytes(self, *, indent: bool = True) -> bytes:
+        """``to_json()`` as UTF-8 (``compact_json`` of the data when not ``indent``),
+        written by msgspec from data built for it (``forge.plan.jsontext``): the standard
+        library's way took longer to write a 10,000-step result than to compile it."""
         graph = self.graph
         impact = self.impact
+        data = {
+            "ok": self.ok,
+            "diagnostics": [d.to_data() for d in self.diagnostics],
+            "graph": None if graph is None else graph.plain_data(),
+            "impact": None if impact is None else impact.plain_data(),
+        }
         try:
-            return indented_plain(
-                {
-                    "ok": self.ok,
-                    "diagnostics": [d.to_data() for d in self.diagnostics],
-                    "graph": None if graph is None else graph.plain_data(),
-                    "impact": None if impact is None else impact.plain_data(),
-                }
-            )
+            return indented_plain(data) if indent else encode_plain(data)
         except (msgspec.MsgspecError, TypeError, ValueError):  # NaN, a lone surrogate
-            return indented_json(self.to_data()).encode(errors="surrogatepass")
+            text = (indented_json if indent else compact_json)(self.to_data())
+            return text.encode(errors="surrogatepass")
 
 
 class GraphCompiler:

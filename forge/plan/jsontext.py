@@ -1,8 +1,9 @@
 """JSON text as Forge writes it: the spellings hashes and outputs depend on, written fast.
 
-``canonical_json`` (sorted keys, no spaces, UTF-8 kept as is) and ``indented_json``
-(``json.dumps(data, indent=2, ensure_ascii=False)``) are the two spellings; both are
-the standard library's, so every hash and output stays what it was.
+``canonical_json`` (sorted keys, no spaces, UTF-8 kept as is), ``compact_json`` (keys
+as given, no spaces) and ``indented_json`` (``json.dumps(data, indent=2,
+ensure_ascii=False)``) are the spellings; all are the standard library's, so every hash
+and output stays what it was.
 
 msgspec writes JSON several times faster than the standard library, and the same text
 for strings, integers, ``true``, ``false`` and ``null``, but not for every float: for
@@ -25,6 +26,7 @@ import msgspec
 
 __all__ = [
     "canonical_json",
+    "compact_json",
     "encode_plain",
     "indented_json",
     "indented_plain",
@@ -35,6 +37,7 @@ __all__ = [
 # which was a good part of hashing each step's arguments and fingerprint.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _COMPACT = json.JSONEncoder(ensure_ascii=False)
+_TIGHT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 # ``_CANONICAL``'s own C encoder, made once: ``JSONEncoder.encode`` makes one per call, in
 # Python, which cost more than the encoding of a step's few arguments. It keeps no record
 # of the containers it is inside (a record it would have to empty after an error), so
@@ -60,6 +63,11 @@ def canonical_json(data: Any) -> str:
         return "".join(_CANONICAL_C(data, 0))
     except RecursionError:
         return _CANONICAL.encode(data)
+
+
+def compact_json(data: Any) -> str:
+    """``data`` on one line, keys as given, no spaces: what ``encode_plain`` writes."""
+    return _TIGHT.encode(data)
 
 
 def indented_json(data: Any) -> str:

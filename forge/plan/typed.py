@@ -393,10 +393,13 @@ def _steps(steps: list[_Step], max_depth: int, ids: list[str]) -> tuple[tuple[St
             items += len(tools_allowed)
         else:
             tools_allowed = ()
-        if args:
-            inner_items, inner_keys = _json_count(args, 4, max_depth)
-            items += inner_items
-            keys += inner_keys
+        if args:  # at depth 4, within ``max_depth`` (both readers make sure): its keys
+            keys += len(args)
+            for value in args.values():  # most arguments are flat: no call for them
+                if type(value) is dict or type(value) is list:
+                    inner_items, inner_keys = _json_count(value, 5, max_depth)
+                    items += inner_items
+                    keys += inner_keys
         else:
             args = {}
         if done is UNSET or done is None:

@@ -418,6 +418,30 @@ def test_the_time_server_from_pypi_configured_by_file_compiles_previews_and_runs
     assert "run succeeded (v1)" in approved.stdout
 
 
+def test_compile_json_is_indented_on_a_terminal_and_one_line_otherwise(tmp_path):
+    import contextlib
+    import io
+
+    from forge.cli import main
+
+    class Terminal(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return True
+
+    path = str(EXAMPLES / "release-notes.yaml")
+    piped = forge("compile", path, "--json").stdout
+    raw = io.BytesIO()
+    terminal = Terminal(raw, encoding="utf-8")
+    with contextlib.redirect_stdout(terminal):
+        assert main(["compile", path, "--json"]) == 0
+    terminal.flush()
+    indented = raw.getvalue().decode()
+
+    assert piped.count("\n") == 1 and piped.startswith('{"ok":true,"diagnostics":')
+    assert indented.startswith('{\n  "ok": true,\n  "diagnostics": [')
+    assert json.loads(indented) == json.loads(piped)
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "latin-1", None])
 def test_compile_json_prints_the_same_text_to_any_stdout(encoding, tmp_path):
     """The result's bytes go straight to a UTF-8 stdout's buffer; any other stdout gets

@@ -1,5 +1,6 @@
-"""What ``forge compile --json`` writes (``CompileResult.to_json``) is
-``json.dumps(result.to_data(), indent=2, ensure_ascii=False)`` to the character, and each
+"""What ``forge compile --json`` writes (``CompileResult.to_json_bytes``) is
+``json.dumps(result.to_data(), indent=2, ensure_ascii=False)`` to the character (with
+``separators=(",", ":")`` instead of the indent, on one line), and each
 node's fingerprint the SHA-256 of its canonical content as the standard library writes
 it: faster writers, the same text, so nothing stored or compared changes."""
 
@@ -34,6 +35,8 @@ def compiled(document: Any) -> CompileResult:
 
 def assert_written_as_the_standard_library_writes(result: CompileResult) -> None:
     assert result.to_json() == json.dumps(result.to_data(), indent=2, ensure_ascii=False)
+    compact = json.dumps(result.to_data(), separators=(",", ":"), ensure_ascii=False)
+    assert result.to_json_bytes(indent=False) == compact.encode(errors="surrogatepass")
     if result.graph is None:
         return
     for node in result.graph.nodes.values():
