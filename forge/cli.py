@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "--json",
         action="store_true",
-        help="print the result as JSON, as POST /api/v1/compile answers "
+        help="print the result as JSON, the object POST /api/v1/compile answers "
         "(indented on a terminal, on one line otherwise)",
     )
     compile_.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
@@ -327,9 +327,9 @@ def _compile(args: argparse.Namespace) -> int:
             )
             result = compiler.compile(document)
         if args.json:
-            # Indented for a person at a terminal; on one line for a script or a file,
-            # as the API answers: 40% fewer bytes, and the 10,000-step result is written
-            # in a third of the time.
+            # Indented for a person at a terminal; on one line for a script or a file:
+            # 40% fewer bytes, and the 10,000-step result is written in a third of the
+            # time.
             _print_utf8(result.to_json_bytes(indent=sys.stdout.isatty()))
         else:
             _print_diagnostics(args.file, result)

@@ -87,13 +87,13 @@ class CompileResult:
         library's way took longer to write a 10,000-step result than to compile it."""
         graph = self.graph
         impact = self.impact
-        data = {
-            "ok": self.ok,
-            "diagnostics": [d.to_data() for d in self.diagnostics],
-            "graph": None if graph is None else graph.plain_data(),
-            "impact": None if impact is None else impact.plain_data(),
-        }
         try:
+            data = {
+                "ok": self.ok,
+                "diagnostics": [d.to_data() for d in self.diagnostics],
+                "graph": None if graph is None else graph.plain_data(),
+                "impact": None if impact is None else impact.plain_data(),
+            }
             return indented_plain(data) if indent else encode_plain(data)
         except (msgspec.MsgspecError, TypeError, ValueError):  # NaN, a lone surrogate
             text = (indented_json if indent else compact_json)(self.to_data())

@@ -36,8 +36,8 @@ __all__ = [
 # One encoder for every call: ``json.dumps`` with options builds a new one each time,
 # which was a good part of hashing each step's arguments and fingerprint.
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-_COMPACT = json.JSONEncoder(ensure_ascii=False)
-_TIGHT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_SPACED = json.JSONEncoder(ensure_ascii=False)  # json.dumps's own ", " and ": "
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 # ``_CANONICAL``'s own C encoder, made once: ``JSONEncoder.encode`` makes one per call, in
 # Python, which cost more than the encoding of a step's few arguments. It keeps no record
 # of the containers it is inside (a record it would have to empty after an error), so
@@ -67,7 +67,7 @@ def canonical_json(data: Any) -> str:
 
 def compact_json(data: Any) -> str:
     """``data`` on one line, keys as given, no spaces: what ``encode_plain`` writes."""
-    return _TIGHT.encode(data)
+    return _COMPACT.encode(data)
 
 
 def indented_json(data: Any) -> str:
@@ -76,7 +76,7 @@ def indented_json(data: Any) -> str:
     its Python encoder (a 10,000-step compile result took longer to write than to make).
     What only Python writes (``NaN``, ``Infinity``) msgspec cannot read: that goes the
     slow way."""
-    text = _COMPACT.encode(data)
+    text = _SPACED.encode(data)
     try:
         return msgspec.json.format(text, indent=2)
     except msgspec.DecodeError:
