@@ -50,7 +50,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from forge.errors import ForgeError
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
@@ -287,8 +287,8 @@ def read_document(args: argparse.Namespace) -> PlanDocument:
             filename = None
         else:
             path = Path(args.file)
-            with path.open("rb") as stream:  # read one byte past the limit, never the whole file
-                source = stream.read(limits.max_bytes + 1)
+            with path.open("rb") as stream:
+                source = _read_within(stream, limits.max_bytes)
             filename = path.name
     except OSError as exc:
         raise InputError(f"cannot read {args.file}: {exc.strerror or exc}") from None
@@ -297,6 +297,19 @@ def read_document(args: argparse.Namespace) -> PlanDocument:
         return load_plan(source, fmt, limits)
     except ForgeError as exc:
         raise InputError(f"{args.file}: {exc} [{exc.code}]") from None
+
+
+def _read_within(stream: BinaryIO, max_bytes: int) -> bytes:
+    """The file's bytes, or its first ``max_bytes`` and one more: never the whole of a
+    larger file. A buffer the size of the limit is made only when the file's size is
+    unknown or over it: reading a 5 MB plan into one of 10 MB took five times as long."""
+    size = os.fstat(stream.fileno()).st_size
+    if not 0 < size <= max_bytes:  # empty as stat sees it (a pipe, /proc), or too large
+        return stream.read(max_bytes + 1)
+    source = stream.read(size + 1)
+    if len(source) > size:  # it grew since: the rest, up to the byte past the limit
+        source += stream.read(max_bytes + 1 - len(source))
+    return source
 
 
 def _policy(path: Path | None) -> Policy:

@@ -25,6 +25,8 @@ class ContractChecker:
 
     def __init__(self) -> None:
         self._parsed: dict[str, str] = {}  # expression -> syntax error, "" when valid
+        # Lists of checks already found valid: plans repeat the same few.
+        self._valid: set[tuple[str, ...]] = set()
 
     def check(self, step: Step, out: list[Diagnostic]) -> None:
         """Append the diagnostics of ``step``'s description and ``done_when`` to ``out``."""
@@ -37,18 +39,8 @@ class ContractChecker:
         if done is None:
             return
         checks = done.checks
-        if checks:
-            parsed = self._parsed
-            for number, expression in enumerate(checks, start=1):
-                error = parsed.get(expression)
-                if error is None:
-                    error = self._syntax_error(expression)
-                if error:
-                    message = (
-                        f"step {step.id!r}: done_when check {number} {expression!r} is not "
-                        f"valid JMESPath: {error}"
-                    )
-                    out.append(Diagnostic.of("invalid_check", message, (step.id,)))
+        if checks and checks not in self._valid:
+            self._check_syntax(step, checks, out)
         vague = is_vague_done_when(done.description)
         if not vague and (checks or done.required_keys):  # verifiable, and not vague
             return
@@ -59,6 +51,20 @@ class ContractChecker:
             problems.append("has no required_keys or checks")
         message = f"done_when of step {step.id!r} {' and '.join(problems)}, so no run can verify it"
         out.append(Diagnostic.of("unverifiable_done_when", message, (step.id,)))
+
+    def _check_syntax(self, step: Step, checks: tuple[str, ...], out: list[Diagnostic]) -> None:
+        valid = True
+        for number, expression in enumerate(checks, start=1):
+            error = self._syntax_error(expression)
+            if error:
+                valid = False
+                message = (
+                    f"step {step.id!r}: done_when check {number} {expression!r} is not "
+                    f"valid JMESPath: {error}"
+                )
+                out.append(Diagnostic.of("invalid_check", message, (step.id,)))
+        if valid:
+            self._valid.add(checks)
 
     def _syntax_error(self, expression: str) -> str:
         error = self._parsed.get(expression)

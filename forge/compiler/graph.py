@@ -18,14 +18,15 @@ the outputs when the step becomes ready (``forge.runtime.calls``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import msgspec
+from msgspec.structs import astuple
 
-from forge.plan import PlanDocument, Step, canonical_json, content_hash
+from forge.plan import DoneWhen, PlanDocument, Step, canonical_json, content_hash
 from forge.plan.jsontext import encode_plain, json_number
 from forge.plan.references import Reference, location_text
 from forge.tools import SideEffect, ToolSpec
@@ -69,6 +70,12 @@ class ToolBinding(msgspec.Struct, frozen=True, gc=False):
         return self.side_effect in ("none", "read") or self.tool.idempotent
 
 
+# A fingerprint writes a ``done_when`` as its fields in this order (approvals are bound to
+# the hash): ``astuple`` makes them in C.
+if DoneWhen.__struct_fields__ != ("description", "required_keys", "checks"):
+    raise TypeError("DoneWhen has other fields than ExecutableNode.fingerprint writes")
+
+
 class ExecutableNode(msgspec.Struct, frozen=True, gc=False):
     """One step, compiled. ``binding`` is ``None`` for an agent step, which instead may
     call any of ``allowed_tools``; each such call is bound and checked when it is made."""
@@ -88,13 +95,15 @@ class ExecutableNode(msgspec.Struct, frozen=True, gc=False):
         none either."""
         done = self.step.done_when
         binding = self.binding
-        deps = self.depends_on
-        content = (  # tuples are written as lists; one of fewer than two items is sorted
+        deps: Sequence[str] = self.depends_on
+        if len(deps) > 1 and (len(deps) > 2 or deps[0] > deps[1]):  # else in order already
+            deps = sorted(deps)
+        content = (  # tuples are written as lists
             binding.tool.name if binding else None,
             binding.args_hash if binding else None,
-            deps if len(deps) < 2 else sorted(deps),
+            deps,
             sorted({tool.name for tool in self.allowed_tools}) if self.allowed_tools else (),
-            None if done is None else (done.description, done.required_keys, done.checks),
+            None if done is None else astuple(done),  # description, required_keys, checks
         )
         try:  # texts and lists only: msgspec writes them as canonical_json does, faster
             text = encode_plain(content)

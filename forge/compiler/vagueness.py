@@ -2,10 +2,10 @@
 
 The phrases are data, kept in the two tables below so they can grow without touching the
 rules that use them. Each entry is a regular expression, written in lower case with single
-spaces, that must match the *whole* text, ignoring case, runs of whitespace, and
-punctuation at either end: "Analyze the problem." is vague, "Analyze the problem in the
-billing export" is not. Both tables compile into one pattern each, so a check is a single
-regex match (this runs on every step of every compile).
+spaces, that must match the *whole* text, ignoring case (the text is lower-cased), runs
+of whitespace, and punctuation at either end: "Analyze the problem." is vague, "Analyze
+the problem in the billing export" is not. Both tables compile into one pattern each, so
+a check is a single regex match (this runs on every step of every compile).
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def _compile(patterns: tuple[str, ...], *, empty: bool) -> re.Pattern[str]:
     if empty:
         alternatives.append("")
     body = "|".join(f"(?:{alternative})" for alternative in alternatives)
-    return re.compile(f"{_EDGE}(?:{body}){_EDGE}", re.IGNORECASE)
+    # Matched against the lower-cased text, case-sensitively: with re.IGNORECASE sre
+    # tries every alternative through its first letter, where a plain letter lets it
+    # skip each one that cannot start the text (the checks took a fifth of a compile).
+    return re.compile(f"{_EDGE}(?:{body}){_EDGE}")
 
 
 _VAGUE_STEP = _compile(VAGUE_STEP_PATTERNS, empty=True)
@@ -68,7 +71,7 @@ _VAGUE_DONE_WHEN = _compile(VAGUE_DONE_WHEN_PATTERNS, empty=False)
 def is_vague_step(description: str) -> bool:
     """Whether a step description is empty (or only punctuation) or one of
     ``VAGUE_STEP_PATTERNS``."""
-    return _VAGUE_STEP.fullmatch(description) is not None
+    return _VAGUE_STEP.fullmatch(description.lower()) is not None
 
 
 def is_vague_done_when(description: str) -> bool:
@@ -76,4 +79,4 @@ def is_vague_done_when(description: str) -> bool:
 
     An empty description is not vague: a ``done_when`` may speak through its checks alone.
     """
-    return _VAGUE_DONE_WHEN.fullmatch(description) is not None
+    return _VAGUE_DONE_WHEN.fullmatch(description.lower()) is not None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from forge.cli import _read_within
 from tests.fixtures.ledger import mcp_servers_file, time_entry
 
 REPO = Path(__file__).resolve().parents[3]
@@ -151,6 +152,26 @@ def test_the_size_limit_is_a_flag_and_its_refusal_names_it():
 
     assert result.returncode == 2
     assert "max_bytes" in result.stderr
+
+
+@pytest.mark.parametrize(("size", "read"), [(0, 0), (5, 5), (10, 10), (11, 11), (4096, 11)])
+def test_a_plan_file_is_read_whole_within_the_limit_and_one_byte_past_it_otherwise(
+    tmp_path, size, read
+):
+    path = tmp_path / "plan.json"
+    path.write_bytes(b"x" * size)
+
+    with path.open("rb") as stream:
+        assert _read_within(stream, 10) == b"x" * read
+
+
+def test_a_stream_without_a_size_is_read_one_byte_past_the_limit():
+    reader, writer = os.pipe()
+    os.write(writer, b"x" * 64)
+    os.close(writer)
+
+    with os.fdopen(reader, "rb") as stream:
+        assert _read_within(stream, 10) == b"x" * 11
 
 
 @pytest.mark.parametrize("target", ["mermaid", "dot", "json", "yaml"])

@@ -156,3 +156,35 @@ def test_estimates_that_add_up_to_the_budget_exactly_fit(step, compile_plan):
     result = compile_plan(steps, budget={"max_steps": 2, "max_cost": 0.3})
 
     assert result.diagnostics == ()
+
+
+def test_checks_repeated_across_steps_are_judged_for_each_step(step, compile_plan):
+    bad = {"required_keys": ["facts"], "checks": ["facts["]}
+    good = {"required_keys": ["facts"], "checks": ["length(facts) > `0`"]}
+
+    result = compile_plan(
+        [
+            step("a", done_when=bad),
+            step("b", done_when=dict(bad), depends_on=["a"]),
+            step("c", done_when=good, depends_on=["b"]),
+            step("d", done_when=dict(good), depends_on=["c"]),
+        ]
+    )
+
+    assert [d["nodes"] for d in found(result, "invalid_check")] == [["a"], ["b"]]
+
+
+@pytest.mark.parametrize("text", ["ANALYZE THE PROBLEM.", "  Do It!", "TBD", "Summarise Results"])
+def test_a_vague_description_is_found_whatever_its_case(step, compile_plan, text):
+    result = compile_plan([step("a", description=text)])
+
+    assert [d["nodes"] for d in found(result, "vague_step")] == [["a"]]
+
+
+@pytest.mark.parametrize("text", ["Looks GOOD", "ALL DONE.", "Everything Works"])
+def test_a_vague_done_when_is_found_whatever_its_case(step, compile_plan, text):
+    result = compile_plan([step("a", done_when={"description": text, "checks": ["facts"]})])
+
+    assert [d["message"] for d in found(result, "unverifiable_done_when")] == [
+        f"done_when of step 'a' is vague ({text.strip()!r}), so no run can verify it"
+    ]
