@@ -54,6 +54,9 @@ _EDGE = f"[\\s{re.escape(_PUNCTUATION)}]*"
 
 
 def _compile(patterns: tuple[str, ...], *, empty: bool) -> re.Pattern[str]:
+    upper = [pattern for pattern in patterns if pattern != pattern.lower()]
+    if upper:  # it would never match the lower-cased text
+        raise ValueError(f"vague-wording patterns must be written in lower case: {upper}")
     alternatives = [pattern.replace(" ", r"\s+") for pattern in patterns]
     if empty:
         alternatives.append("")

@@ -188,3 +188,10 @@ def test_a_vague_done_when_is_found_whatever_its_case(step, compile_plan, text):
     assert [d["message"] for d in found(result, "unverifiable_done_when")] == [
         f"done_when of step 'a' is vague ({text.strip()!r}), so no run can verify it"
     ]
+
+
+def test_a_vague_wording_pattern_with_a_capital_is_refused_where_it_could_never_match():
+    from forge.compiler.vagueness import _compile
+
+    with pytest.raises(ValueError, match="lower case"):
+        _compile(("do it", "TBD"), empty=False)
