@@ -331,7 +331,12 @@ def _sleep_seconds(node: ExecutableNode) -> float | None:
     binding = node.binding
     if binding is not None and binding.concrete:
         seconds = binding.args.get("seconds")
-        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+        # a float or int as JSON gives them, else any number but a bool
+        if (
+            type(seconds) is float
+            or type(seconds) is int
+            or (isinstance(seconds, int | float) and not isinstance(seconds, bool))
+        ):
             return float(seconds)
     return None
 

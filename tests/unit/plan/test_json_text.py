@@ -117,3 +117,54 @@ def test_canonical_json_refuses_what_json_refuses_with_its_words():
     with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
         canonical_json({"a": {1}})
     assert canonical_json({"b": [1.5, None], "a": math.inf}) == '{"a":Infinity,"b":[1.5,null]}'
+
+
+def _json_canonical(data):
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**80), max_value=2**80),  # past 64 bits too
+    st.floats(),  # outside the range msgspec spells alike, NaN and infinities too
+    st.text(),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.dictionaries(st.text(), SCALAR | st.lists(SCALAR, max_size=4), max_size=6))
+def test_canonical_json_of_flat_arguments_is_json_s_whichever_writer_takes_them(data):
+    # A step's arguments, mostly: msgspec writes these unless a float would be spelled
+    # its own way, which json then writes.
+    assert canonical_json(data) == _json_canonical(data)
+
+
+def test_canonical_json_of_a_flat_dict_escapes_every_character_as_json_does():
+    characters = [chr(point) for point in range(0x3000)] + ["\U0001f600", "\U0010ffff"]
+    data = {character: character for character in characters}
+    assert canonical_json(data) == _json_canonical(data)
+    # sorted by code point, where UTF-16 order would put the astral key first
+    assert canonical_json({"\uffff": 1, "\U0001f600": 2}) == '{"\uffff":1,"\U0001f600":2}'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1e16, -1e16, 1e-5, -9.999e-5, 1e300, 5e-324, -0.0, math.nan, math.inf, 2**64 + 1],
+)
+def test_canonical_json_of_a_flat_dict_spells_numbers_as_json_does(value):
+    data = {"n": value, "list": [value, 1]}
+    assert canonical_json(data) == _json_canonical(data)
+
+
+def test_what_msgspec_would_write_unlike_json_is_written_by_json():
+    class Count(int):
+        def __repr__(self) -> str:
+            return "Count()"
+
+    # a lone surrogate (msgspec cannot write it as UTF-8), a key that is not text, a
+    # tuple, a subclass of int: json's own encoder writes each as it always did
+    for data in ({"s": "\ud800"}, {1: "a", 2: "b"}, {"t": (1, 2)}, {"c": Count(3)}):
+        assert canonical_json(data) == _json_canonical(data)
+    with pytest.raises(TypeError, match="keys must be str, int, float, bool or None"):
+        canonical_json({(1,): 2})
