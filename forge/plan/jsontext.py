@@ -75,7 +75,7 @@ def _flat(data: dict[Any, Any]) -> bool:
         if kind in _SCALARS:
             continue
         if kind is float:
-            if _LOWEST <= abs(value) < _HIGHEST or value == 0:
+            if json_number(value) is value:  # msgspec spells it as json does
                 continue
             return False
         if kind is not list:
