@@ -14,6 +14,7 @@ from ninja.pagination import paginate
 from accounts import services
 from accounts.models import ApiToken, User
 from accounts.schemas import MeOut, NewTokenOut, TokenIn, TokenOut
+from accounts.teams import teams_of
 
 router = Router(tags=["accounts"])
 
@@ -31,8 +32,17 @@ def me(request: HttpRequest) -> dict[str, object]:
         "roles": sorted(user.roles),
         "effective_roles": sorted(user.effective_roles()),
         "permissions": sorted(user.permissions()),
-        "auth": "token" if hasattr(request, "api_token") else "session",
+        "teams": list(teams_of(user)),
+        "auth": _how(request),
     }
+
+
+def _how(request: HttpRequest) -> str:
+    """How the caller signed in: an API token, an OAuth access token (an MCP host acting
+    with the person's consent) or the browser's session."""
+    if hasattr(request, "api_token"):
+        return "token"
+    return "oauth" if hasattr(request, "oauth_token") else "session"
 
 
 @router.get("/tokens", response=list[TokenOut])

@@ -2,7 +2,9 @@
 
 ``BearerTokenAuth`` comes first. A request that presents ``Authorization: Bearer ...``
 is judged by that token alone: an unknown or revoked token is a 401 even if a session
-cookie rides along. Scripts never need a CSRF token.
+cookie rides along. Scripts never need a CSRF token. The bearer token is a Forge API
+token (``forge_...``) or an access token of Forge's OAuth server that a person granted
+an MCP host (``accounts.oauth_tokens``); either acts as its user.
 
 ``SessionAuth`` accepts a logged-in session, and for unsafe methods (POST, PUT, PATCH,
 DELETE) also demands Django's CSRF token (``X-CSRFToken`` header or form field), else 403
@@ -20,7 +22,9 @@ from ninja.errors import AuthenticationError, AuthorizationError
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
+from accounts import tokens
 from accounts.models import ApiToken
+from accounts.oauth_tokens import live_access_token
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
@@ -48,6 +52,10 @@ class BearerTokenAuth(HttpBearer):
         return self.authenticate(request, value.strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if tokens.parse(token) is None and (granted := live_access_token(token)) is not None:
+            request.user = granted.user
+            request.oauth_token = granted  # type: ignore[attr-defined]
+            return granted.user
         api_token = ApiToken.objects.authenticate(token)
         if api_token is None:
             raise NotAuthenticated("Invalid or revoked API token")

@@ -16,9 +16,24 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-__all__ = ["LOCKOUT_CODE", "lockout_response"]
+from accounts.sso_settings import login_methods
+
+__all__ = ["LOCKOUT_CODE", "lockout_parameters", "lockout_response"]
 
 LOCKOUT_CODE = "login_locked_out"
+
+# Set by accounts.sso_views on a single sign-on callback's request.
+SSO_ATTEMPT = "forge_sso_attempt"
+
+
+def lockout_parameters(request_or_attempt: Any, credentials: Any) -> list[str]:
+    """What django-axes counts failures by (AXES_LOCKOUT_PARAMETERS): the username and,
+    apart, the address; a single sign-on callback by the address alone. It names no one
+    until the provider has answered, and counting its failures under a blank username
+    would let ten of anyone's lock out everyone's single sign-on."""
+    if getattr(request_or_attempt, SSO_ATTEMPT, False):
+        return ["ip_address"]
+    return ["username", "ip_address"]
 
 
 def lockout_response(
@@ -34,6 +49,7 @@ def lockout_response(
         response = JsonResponse({"detail": detail, "code": LOCKOUT_CODE}, status=429)
     else:
         context = {
+            **login_methods(),
             "form": AuthenticationForm(request),
             "locked_out": detail,
             "next": request.POST.get("next", request.GET.get("next", "")),

@@ -24,6 +24,11 @@ class User(AbstractUser):
     """
 
     roles = models.JSONField(default=list, blank=True)
+    # The identity provider's "sub" for a user who signs in with single sign-on: the
+    # link between the two, stable where the username the provider sends may change.
+    # Null for every other user; a password user is never taken over by a provider that
+    # sends the same username (accounts.services.save_sso_user refuses it).
+    sso_subject = models.CharField(max_length=255, unique=True, null=True, blank=True)
 
     def effective_roles(self) -> frozenset[str]:
         if not self.is_active:
@@ -45,6 +50,15 @@ class User(AbstractUser):
         if permission not in role_names.ALL_PERMISSIONS:
             raise ValueError(f"unknown permission {permission!r}")
         return permission in self.permissions()
+
+    def team_names(self) -> tuple[str, ...]:
+        """The teams (``auth.Group``s, ``accounts.teams``) this user is in, sorted; read
+        once per user object."""
+        cached = self.__dict__.get("_forge_teams")
+        if cached is None:
+            cached = tuple(sorted(self.groups.values_list("name", flat=True)))
+            self.__dict__["_forge_teams"] = cached
+        return cached  # type: ignore[no-any-return]
 
     def set_roles(self, roles: list[str] | tuple[str, ...]) -> None:
         """Replace the held roles (validated, sorted); the caller saves."""

@@ -14,7 +14,10 @@ class MeOut(Schema):
     roles: list[str] = Field(description="roles held")
     effective_roles: list[str] = Field(description="roles acted with: admin implies all")
     permissions: list[str] = Field(description="what the caller may do (accounts.roles)")
-    auth: str = Field(description="'token' or 'session'")
+    teams: list[str] = Field(description="the teams the caller is in (approval rules)")
+    auth: str = Field(
+        description="'token' (an API token), 'oauth' (an MCP host's OAuth token) or 'session'"
+    )
 
 
 class TokenIn(Schema):

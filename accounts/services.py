@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,6 +18,15 @@ from accounts import tokens
 from accounts.models import ApiToken, User
 from accounts.roles import validate_roles
 from accounts.signals import account_changed
+from accounts.sso_claims import ClaimError, SsoIdentity
+
+SSO_ACTOR = "sso:oidc"
+
+
+class SsoUsernameTaken(Exception):
+    """The provider's username belongs to a Forge user it is not linked to."""
+
+    code = "sso_username_taken"
 
 
 def _announce(
@@ -91,3 +102,75 @@ def revoke_token(token: ApiToken, *, actor: str) -> ApiToken:
             locked.save(update_fields=["revoked_at"])
             _announce(actor, "token.revoked", "api_token", locked.pk, locked.describe())
     return locked
+
+
+def save_sso_user(identity: SsoIdentity) -> User:
+    """The user the provider's ``identity`` is, created or brought up to date at sign-in.
+
+    Found by the provider's subject, never by username: a provider that sends the name of
+    a password user not yet linked to it is refused (SsoUsernameTaken), not let in as
+    them. At every sign-in the username and e-mail follow the provider, the user's teams
+    (auth groups, created as needed) become exactly its groups claim, and its roles
+    become what the claims say when a role claim or map is configured (``roles`` None:
+    kept as an admin set them). A superuser flag is never given or taken. Raises
+    ClaimError for a username Django would refuse.
+    """
+    try:
+        User.username_validator(identity.username)
+    except ValidationError as exc:
+        raise ClaimError(
+            f"the provider's username {identity.username!r} is not a valid Forge username: "
+            + " ".join(exc.messages)
+        ) from exc
+    with transaction.atomic():
+        user = User.objects.select_for_update().filter(sso_subject=identity.subject).first()
+        created = user is None
+        holder = (
+            User.objects.filter(username=identity.username)
+            .exclude(sso_subject=identity.subject)
+            .first()
+        )
+        if holder is not None:
+            whose = (
+                "a Forge user who does not sign in with single sign-on"
+                if holder.sso_subject is None
+                else "another person at the identity provider (another subject)"
+            )
+            raise SsoUsernameTaken(
+                f"the username {identity.username!r} belongs to {whose}; "
+                "an admin must rename or remove that user first"
+            )
+        if user is None:
+            user = User(sso_subject=identity.subject, roles=[])
+            user.set_unusable_password()
+        changed: list[str] = []
+        if user.username != identity.username:
+            user.username = identity.username
+            changed.append("username")
+        if user.email != identity.email:
+            user.email = identity.email
+            changed.append("email")
+        if identity.roles is not None and list(identity.roles) != list(user.roles):
+            user.roles = list(identity.roles)
+            changed.append("roles")
+        if created or changed:
+            user.save()
+        teams = [Group.objects.get_or_create(name=name)[0] for name in identity.teams]
+        held = sorted(user.groups.values_list("name", flat=True))
+        if held != list(identity.teams):
+            user.groups.set(teams)
+            changed.append("teams")
+        if created or changed:
+            _announce(
+                SSO_ACTOR,
+                "user.created" if created else "user.updated",
+                "user",
+                user.pk,
+                {
+                    "username": user.username,
+                    "roles": list(user.roles),
+                    "teams": list(identity.teams),
+                    "changed": changed,
+                },
+            )
+    return user

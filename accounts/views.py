@@ -1,4 +1,4 @@
-"""The page where users create and revoke their own API tokens.
+"""The page where users create and revoke their own API tokens, and admins' Teams page.
 
 A new token's value is rendered in the response to the POST that created it and never
 again: it is not stored, not put in the session, and the page is marked no-store.
@@ -7,14 +7,17 @@ again: it is not stored, not put in the session, and the page is marked no-store
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import services
+from accounts import services, teams
 from accounts.forms import TokenForm
 from accounts.models import ApiToken
+from accounts.permissions import ensure_permission
 
 
 @never_cache
@@ -48,3 +51,46 @@ def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
     services.revoke_token(token, actor=request.user.get_username())
     messages.success(request, f"Token “{token.name}” revoked.")
     return redirect("tokens")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def teams_page(request: HttpRequest) -> HttpResponse:
+    """Admins' Teams page: each team with its members; create, set members, delete.
+    Every change goes through ``accounts.teams`` (audited), as the API's do."""
+    ensure_permission(request.user, "user.manage")
+    status = 200
+    if request.method == "POST":
+        status = _change_team(request)
+        if status == 200:
+            return redirect("teams")
+    groups = Group.objects.order_by("name").prefetch_related("user_set")
+    listed = [
+        {"name": g.name, "members": sorted(u.username for u in g.user_set.all())} for g in groups
+    ]
+    return render(request, "accounts/teams.html", {"teams": listed}, status=status)
+
+
+def _change_team(request: HttpRequest) -> int:
+    actor = request.user.get_username()
+    action = request.POST.get("action", "")
+    members = request.POST.get("members", "").replace(",", " ").split()
+    try:
+        if action == "create":
+            group = teams.create_team(request.POST.get("name", ""), actor=actor, members=members)
+            messages.success(request, f"Team “{group.name}” created.")
+        elif action == "members":
+            group = get_object_or_404(Group, name=request.POST.get("name", ""))
+            teams.set_members(group, members, actor=actor)
+            messages.success(request, f"Members of “{group.name}” saved.")
+        elif action == "delete":
+            group = get_object_or_404(Group, name=request.POST.get("name", ""))
+            teams.delete_team(group, actor=actor)
+            messages.success(request, f"Team “{group.name}” deleted.")
+        else:
+            messages.error(request, "Unknown action.")
+            return 400
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return 400
+    return 200

@@ -1,7 +1,7 @@
 """The audit router: list, export and verify the trail, and list the values filters pick
 from. Reading needs ``audit.view`` (every role); an auditor reads payloads without plan
 arguments (audit.visibility); walking the whole chain (``POST /audit/verify``) needs
-``audit.verify`` (operators, auditors and admins) and passes through ``audit.gate``.
+``audit.verify`` (operators, auditors and admins) and passes through ``audit.walk_lock``.
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.

@@ -191,9 +191,9 @@ class AnchorReceipt(models.Model):
         return f"anchor {self.n}: seq {self.seq}"
 
 
-class WalkGate(models.Model):
+class WalkLock(models.Model):
     """One row (pk 1) that lets one full walk of the chain run at a time, across processes,
-    and not more often than ``FORGE_AUDIT_VERIFY_INTERVAL`` (audit.gate).
+    and not more often than ``FORGE_AUDIT_VERIFY_INTERVAL`` (audit.walk_lock).
 
     It is taken by a compare-and-swap on ``turn``, not by holding a lock for the walk:
     on SQLite a write lock held for a walk's 30 seconds would stop every other writer.

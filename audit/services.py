@@ -1,8 +1,11 @@
 """The audit trail's only writer, ``record``, and its reader ``verify``.
 
-Every ``FORGE_AUDIT_ANCHOR_EVERY`` rows, once the row has committed, and after every whole
-full walk, the chain's head is appended to the anchor log outside the database
-(``audit.anchors``); ``verify`` checks the chain against it, so a tail deleted or
+The chain's head is appended to the anchor log outside the database (``audit.anchors``)
+every ``FORGE_AUDIT_ANCHOR_EVERY`` rows, once the row has committed; once the oldest row
+the newest anchor left out has waited ``FORGE_AUDIT_ANCHOR_SECONDS`` (``anchor_if_due``:
+looked at after a commit at most every ``ANCHOR_CHECK_SECONDS`` per process, and as
+often by every worker, so that a system gone quiet anchors its last rows too); and after
+every whole full walk. ``verify`` checks the chain against it, so a tail deleted or
 re-hashed after it was anchored is named (``truncated``, ``rehashed``), and so is a log
 edited, cut short or deleted. What this does and does not promise: docs/security.md.
 
@@ -32,7 +35,7 @@ from django.db import DatabaseError, IntegrityError, connections, router, transa
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from audit import anchors, chain, gate
+from audit import anchors, chain, walk_lock
 from audit.anchors import Anchor, AnchorLogError
 from audit.models import COLUMNS, AnchorReceipt, AuditEvent, ChainCheckpoint
 from audit.vocabulary import spellings
@@ -45,6 +48,11 @@ logger = logging.getLogger(__name__)
 ADVISORY_LOCK_KEY = int.from_bytes(hashlib.sha256(b"forge.audit.chain").digest()[:8], signed=True)
 
 VERIFY_CHUNK = 2000
+# How often a process looks whether the head is due for an anchor by time (at most: a
+# writer looks after its commit, the worker at this interval); FORGE_AUDIT_ANCHOR_SECONDS
+# plus this bounds how long a row waits for an anchor.
+ANCHOR_CHECK_SECONDS = 1.0
+_next_time_check = 0.0  # this process's time.monotonic() for its next look after a commit
 
 
 def record(
@@ -81,6 +89,8 @@ def record(
         event.save(using=using)
         if seq % settings.FORGE_AUDIT_ANCHOR_EVERY == 0:
             _anchor_after_commit(using, seq, event.hash)
+        elif _time_check_due():
+            transaction.on_commit(anchor_if_due_quietly, using=using)
     return event
 
 
@@ -268,12 +278,12 @@ def verify_and_record() -> Verification:
 def walk_now(holder: str) -> Verification:
     """``verify_and_record`` for the API and the page: one walk at a time across
     processes, and not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last one
-    (``audit.gate``; raises ``gate.WalkRefused``)."""
-    ticket = gate.claim(holder)
+    (``audit.walk_lock``; raises ``walk_lock.WalkRefused``)."""
+    ticket = walk_lock.claim(holder)
     try:
         return verify_and_record()
     finally:
-        gate.release(ticket)
+        walk_lock.release(ticket)
 
 
 @dataclass(frozen=True)
@@ -311,6 +321,44 @@ def _anchor_after_commit(using: str, seq: int, hash: str) -> None:
     # After the commit, never inside the transaction: a rolled-back transaction must not
     # leave an anchor naming a row that never existed.
     transaction.on_commit(partial(_anchor_quietly, seq, hash), using=using)
+
+
+def _time_check_due() -> bool:
+    global _next_time_check
+    now = time.monotonic()
+    if now < _next_time_check:
+        return False
+    _next_time_check = now + min(ANCHOR_CHECK_SECONDS, settings.FORGE_AUDIT_ANCHOR_SECONDS)
+    return True
+
+
+def anchor_if_due(now: datetime | None = None) -> Anchor | None:
+    """Anchor the committed head if the oldest row after the newest anchor was written
+    ``FORGE_AUDIT_ANCHOR_SECONDS`` or more before ``now``; return the anchor, or None when
+    none was due. Two indexed reads when nothing is due. Call it outside a transaction
+    that wrote audit rows (the head must be committed)."""
+    anchored = AnchorReceipt.objects.order_by("-n").values_list("seq", flat=True).first() or 0
+    oldest = (
+        AuditEvent.objects.filter(seq__gt=anchored)
+        .order_by("seq")
+        .values_list("at", flat=True)
+        .first()
+    )
+    waited = (now or timezone.now()) - oldest if oldest is not None else None
+    if waited is None or waited.total_seconds() < settings.FORGE_AUDIT_ANCHOR_SECONDS:
+        return None
+    head = AuditEvent.objects.order_by("-seq").values_list("seq", "hash").first()
+    assert head is not None  # there is a row after the newest anchor
+    return _write_anchor(head[0], head[1], head[0])
+
+
+def anchor_if_due_quietly() -> None:
+    """``anchor_if_due`` for loops and commit hooks: a failure is logged, and the next
+    look tries again."""
+    try:
+        anchor_if_due()
+    except (AnchorLogError, DatabaseError):
+        logger.exception("audit anchor by time not written")
 
 
 def _anchor_quietly(seq: int, hash: str) -> None:
@@ -448,7 +496,7 @@ class LoadedEvent:
 def bulk_load_chain(events: Iterable[LoadedEvent], *, batch_size: int = 5_000) -> int:
     """Append ``events`` to the chain in one transaction; return how many were written.
 
-    For loading a trail in bulk (``manage.py forge_seed_load``, which seeds a database
+    For loading a trail in bulk (``bench.seed_load``, which seeds a database
     for benchmarks) and nothing else: the application's own decisions go through
     ``record``, one by one, inside the transaction of the change they describe. This
     path exists because a million ``record`` calls take many minutes, while hashing in

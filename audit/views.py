@@ -8,8 +8,8 @@ filters, which a logged-in browser may call. "Verify the whole chain" is a POST 
 walks every row and checks the anchor log (``services.walk_now``, as
 ``POST /api/v1/audit/verify`` does): seconds for a million rows, so it is a button for
 holders of ``audit.verify`` (operators, admins), one walk at a time across processes and
-not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last (``audit.gate``). The form posts
-here rather than to the API so that it works without JavaScript; both take the same gate.
+not within ``FORGE_AUDIT_VERIFY_INTERVAL`` of the last (``audit.walk_lock``). The form posts
+here rather than to the API so that it works without JavaScript; both take the same lock.
 
 ``audit`` may not import ``accounts`` (sibling floors): the permission is asked of the
 user model itself, ``request.user.can("audit.view")`` (accounts.roles).
@@ -31,13 +31,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from audit import browse, gate, services, vocabulary
+from audit import browse, services, vocabulary, walk_lock
 from audit.models import AuditEvent
 from audit.visibility import shows_arguments, without_arguments
+from forge.ids import MAX_ID
 
 READ_PERMISSION = "audit.view"
 VERIFY_PERMISSION = "audit.verify"
-MAX_SEQ = 2**63 - 1
 FILTER_FIELDS = ("actor", "action", "object_type", "object_id", "since", "until")
 EXCLUDE_FIELDS = ("exclude_actor", "exclude_action")
 # "Hide logins": the events every login and logout adds, which drown the rest.
@@ -137,7 +137,7 @@ def trail(request: HttpRequest) -> HttpResponse:
     filters = form.filters() if form.is_valid() else browse.Filters()
     # ?seq=N: the page whose first row is N (or the newest match older than N).
     target = _cursor(request, "seq")
-    before = target + 1 if target is not None and target < MAX_SEQ else _cursor(request, "before")
+    before = target + 1 if target is not None and target < MAX_ID else _cursor(request, "before")
     after = None if target is not None else _cursor(request, "after")
     if form.is_bound and not form.is_valid():
         page = browse.Page([], None, None, 0, False)
@@ -177,7 +177,7 @@ def verify(request: HttpRequest) -> HttpResponse:
     _ensure(request, VERIFY_PERMISSION)
     try:
         result = services.walk_now(request.user.get_username())
-    except gate.WalkRefused as refused:
+    except walk_lock.WalkRefused as refused:
         if refused.code == "verify_running":
             messages.info(
                 request, "A full walk of the chain is running: its verdict shows below soon."
@@ -209,7 +209,7 @@ def verify(request: HttpRequest) -> HttpResponse:
 
 def _cursor(request: HttpRequest, name: str) -> int | None:
     value = request.GET.get(name, "")
-    if value.isdigit() and len(value) <= 19 and 1 <= int(value) <= MAX_SEQ:
+    if value.isdigit() and len(value) <= 19 and 1 <= int(value) <= MAX_ID:
         return int(value)
     return None
 

@@ -5,6 +5,9 @@ Refusals (goal: each under 1 s and 256 MiB, the issue "Trust"'s bound):
 
 - YAML: 4 MB of one flow list of two million ``1`` items (refused at ``max_nodes``);
 - JSON: 4 MB of two million ``1`` items, and of 1.3 million ``{}`` (``max_nodes``);
+- absurd nesting (issue 26): 100,000 levels of objects inside one step's ``args``
+  (600 KB) as JSON text, JSON bytes (msgspec's own way) and YAML, and inside a Mermaid
+  step's metadata (``document_too_deep``);
 - Mermaid: a flowchart of 200,000 bare nodes (refused at the 5,001st, ``max_steps``), and
   one line whose two groups of 2,500 names would draw 6.25 million edges (``max_nodes``).
 
@@ -54,8 +57,10 @@ RICH_STEP = {
 }
 
 
-def refusals() -> list[tuple[str, str, str]]:
+def refusals() -> list[tuple[str, str, str | bytes]]:
     """(case, format, source) of each document the limits must refuse."""
+    deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+    deep_json = '{"goal": "g", "steps": [{"id": "a", "tool": "echo", "args": ' + deep + "}]}"
     groups = " & ".join(f"a{i}" for i in range(2_500)), " & ".join(f"b{i}" for i in range(2_500))
     return [
         (
@@ -65,6 +70,14 @@ def refusals() -> list[tuple[str, str, str]]:
         ),
         ("JSON, 2M-item list, 4 MB", "json", _json_list("1")),
         ("JSON, 1.3M empty objects", "json", _json_list("{}")),
+        ("JSON text, args 100k deep", "json", deep_json),
+        ("JSON bytes, args 100k deep", "json", deep_json.encode()),
+        ("YAML, args 100k deep", "yaml", deep_json),
+        (
+            "Mermaid, step metadata 100k deep",
+            "mermaid",
+            f"flowchart TD\n    %% forge-step a: {{\"args\": {deep}}}\n    a\n",
+        ),
         (
             "Mermaid, 200k nodes",
             "mermaid",
@@ -83,7 +96,7 @@ def _json_list(item: str) -> str:
     return '{"goal": "g", "steps": [], "x": [' + ",".join([item] * count) + "]}"
 
 
-def refuse(source: str, fmt: str) -> str:
+def refuse(source: str | bytes, fmt: str) -> str:
     try:
         load_plan(source, fmt)
     except PlanDocumentError as error:

@@ -1,6 +1,6 @@
 """How fast the everyday pages stay with 10,000 runs and 1,000,000 audit events.
 
-Seeds a fresh SQLite database once (``manage.py forge_seed_load``: 10,000 runs over 90
+Seeds a fresh SQLite database once (``bench.seed_load``: 10,000 runs over 90
 days with their steps and events, and a million-row audit trail), then times, through
 Django's test client as a logged-in viewer (middleware, session, permission check,
 queries, template), the median of a few requests of:
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -66,17 +65,16 @@ def run(path: Path, args: argparse.Namespace) -> None:
 
     from accounts.models import User
     from audit import services
-    from audit.models import AuditEvent, WalkGate
+    from audit.models import AuditEvent, WalkLock
     from bench.common import print_table
+    from bench.seed_load import load
     from forge_web.warmup import warm_up
 
     call_command("migrate", verbosity=0)
     if not AuditEvent.objects.exists():
         print(f"seeding {path} ({args.runs:,} runs, {args.audit_events:,} audit events)")
         started = time.perf_counter()
-        call_command(
-            "forge_seed_load", runs=args.runs, audit_events=args.audit_events, stdout=sys.stdout
-        )
+        load(runs=args.runs, audit_events=args.audit_events)
         print(f"seeded in {time.perf_counter() - started:.0f} s; {path.stat().st_size >> 20} MiB")
     else:
         print(f"reusing {path}")
@@ -125,7 +123,7 @@ def run(path: Path, args: argparse.Namespace) -> None:
     )
     walker = Client()
     walker.force_login(operator)
-    WalkGate.objects.filter(pk=1).update(finished_at=None, expires_at=None)
+    WalkLock.objects.filter(pk=1).update(finished_at=None, expires_at=None)
     walker.get("/audit/")  # the CSRF cookie
     token = walker.cookies["csrftoken"].value
     started = time.perf_counter()

@@ -1,25 +1,36 @@
-"""Scale-out: what more worker processes, and more slots in one worker, add.
+"""Scale-out: what more worker processes, and more slots in one worker, add, apart.
 
 On a real deployment (web, PostgreSQL and Redis by default; ``--kind sqlite`` for the
-embedded one) it drains, with 1, 2 and 4 worker processes of ``--concurrency`` slots each:
+embedded one) it drains each case with workers of ``--configs``, each ``PxS``: ``P``
+worker processes of ``S`` slots each. The defaults put the two knobs side by side:
+``1x1`` (the baseline), ``1x4`` (four slots in one process), ``4x1`` (four processes of
+one slot), and ``1x8`` / ``4x8`` (issue 13's "four workers drain sleeps 3.2x one"), so
+that a gain is credited to the knob that made it. The cases:
 
 - ``wide sleep``: one run, a fan-out of ``--wide`` ``sleep`` steps (they wait, as model
   and HTTP calls do), joined by one step;
-- ``many sleep``: ``--runs`` runs at once, the same number of sleeps shared between them;
-- ``wide noop`` and ``many noop``: the same shapes with ``noop`` steps, whose cost is all
-  Forge's own: the per-step cost, and where it goes (``forge_worker --timings``: waiting
-  for a run's lock, catching up with other workers' events, deciding, writing, claiming
-  from the queue, recording results);
+- ``wide noop``: a fan-out of ``--noop`` ``noop`` steps, whose cost is all Forge's own
+  (the per-step cost, and where it goes: ``forge_worker --timings``: waiting for a run's
+  lock, catching up with other workers' events, deciding, writing, claiming from the
+  queue, recording results);
+- ``many noop``: ``--runs`` runs of ``noop`` steps at once, ``--noop`` in all: Forge's
+  own CPU per step (deciding, writing), in the worker's interpreter, spread over runs
+  whose locks do not exclude each other;
+- ``wide cpu``: a fan-out of ``--cpu`` ``shell`` steps that each compute for a while
+  in a subprocess (a shell loop of ``--loop`` iterations, in the sandbox), as a build,
+  a test suite or a converter does;
+- ``many sleep``, ``many cpu`` (with ``--cases``): the same numbers of steps spread over
+  ``--runs`` runs;
 
 and, with one worker, a fan-out of ``--slots-steps`` sleeps with 1 slot and with
 ``--max-slots`` slots. The runs of a drain are started while the workers are paused, and
 the drain is timed from the first ``step_started`` to the last ``run_succeeded`` as the
 events record them (no polling in the measure). Each configuration runs ``--rounds``
-times; the tables print medians, and each ratio is the 1-worker (or 1-slot) median of
-this same run over the others'. ``--cases`` picks some of the four shapes.
+times; the tables print medians, and each ratio is the ``1x1`` median of this same run
+over the others' (``4x8`` also over ``1x8``).
 
-Goals (issue 13): four workers drain sleeps at least 3.2x faster than one, for the wide
-run and for the many runs; 32 slots drain the sleeps at least 20x faster than 1.
+Goals (issue 13): four workers drain sleeps at least 3.2x faster than one (``4x8`` over
+``1x8``); 32 slots drain the sleeps at least 20x faster than 1.
 
 Run: ``.venv/bin/python -m bench.scale_out`` (``--quick`` for a smaller, shorter pass).
 PostgreSQL and Redis are those of the integration tests: ``FORGE_TEST_DATABASE_URL`` (a
@@ -43,14 +54,20 @@ from pathlib import Path
 from bench.common import print_table
 from tests.integration.deployment import Deployment, wait_for
 
-WORKER_COUNTS = (1, 2, 4)
 GOAL_WORKERS = 3.2
 GOAL_SLOTS = 20.0
 ENDED = ("succeeded", "failed", "budget_exhausted", "cancelled", "needs_replan")
 
 
-def fan_out(count: int, tool: str, seconds: float, name: str = "w") -> str:
-    args = f"{{seconds: {seconds}}}" if tool == "sleep" else "{}"
+def cpu_args(loop: int) -> str:
+    """A shell step's arguments that keep one core busy: a loop of ``loop`` iterations in
+    ``sh`` (in the sandbox, as any shell step)."""
+    script = f"i=0; while [ $i -lt {loop} ]; do i=$((i+1)); done"
+    return f'{{argv: [sh, -c, "{script}"]}}'
+
+
+def fan_out(count: int, tool: str, seconds: float, name: str = "w", loop: int = 0) -> str:
+    args = {"sleep": f"{{seconds: {seconds}}}", "shell": cpu_args(loop)}.get(tool, "{}")
     lines = ["goal: Measure how workers scale out", "steps:"]
     lines += [
         f"  - {{id: {name}{i}, description: Work item {i}, tool: {tool}, args: {args}}}"
@@ -61,6 +78,22 @@ def fan_out(count: int, tool: str, seconds: float, name: str = "w") -> str:
         f"  - {{id: total, description: Join the items, tool: noop, depends_on: [{joined}]}}"
     )
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Config:
+    """``processes`` worker processes of ``slots`` slots each."""
+
+    processes: int
+    slots: int
+
+    @classmethod
+    def parse(cls, text: str) -> Config:
+        processes, slots = text.lower().split("x")
+        return cls(int(processes), int(slots))
+
+    def __str__(self) -> str:
+        return f"{self.processes}x{self.slots}"
 
 
 @dataclass(frozen=True)
@@ -172,65 +205,75 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, default=8, help="slots per worker")
-    parser.add_argument("--wide", type=int, default=500, help="sleeps in the wide run")
-    parser.add_argument("--runs", type=int, default=20, help="runs in the many-runs case")
-    parser.add_argument("--seconds", type=float, default=0.5, help="each sleep")
-    parser.add_argument("--noop", type=int, default=1000, help="noop steps per case")
+    parser.add_argument(
+        "--configs",
+        default="1x1,1x4,4x1,1x8,4x8",
+        help="worker processes x slots each, comma-separated; the first is the baseline",
+    )
+    parser.add_argument("--wide", type=int, default=64, help="sleeps in the wide run")
+    parser.add_argument("--runs", type=int, default=16, help="runs in the many-runs cases")
+    parser.add_argument("--seconds", type=float, default=0.25, help="each sleep")
+    parser.add_argument("--noop", type=int, default=400, help="noop steps per case")
+    parser.add_argument("--cpu", type=int, default=32, help="cpu steps per case")
+    parser.add_argument("--loop", type=int, default=300_000, help="iterations of a cpu step")
     parser.add_argument("--slots-steps", type=int, default=200)
     parser.add_argument("--max-slots", type=int, default=32)
     parser.add_argument("--slots-seconds", type=float, default=0.3)
-    parser.add_argument("--quick", action="store_true", help="one round, a fifth the size")
+    parser.add_argument("--quick", action="store_true", help="one round, a fourth the size")
     parser.add_argument(
         "--cases",
-        default="wide sleep,many sleep,wide noop,many noop",
-        help="which shapes, comma-separated (default: all four)",
+        default="wide sleep,wide noop,many noop,wide cpu",
+        help="which shapes, comma-separated (also: many sleep, many cpu)",
     )
     parser.add_argument("--no-slots", action="store_true", help="skip the 1 vs many slots")
     options = parser.parse_args()
     if options.quick:
         options.rounds = 1
-        options.wide, options.noop, options.slots_steps = 100, 200, 64
+        options.wide, options.noop, options.cpu, options.slots_steps = 16, 100, 8, 64
+    configs = [Config.parse(c) for c in options.configs.split(",")]
     print(f"scale-out on {options.kind}, {time.strftime('%Y-%m-%d %H:%M')}; {machine_load()}")
 
-    per_run = options.wide // options.runs
-    scenarios = [
-        Scenario("wide sleep", "sleep", 1, options.wide),
-        Scenario("many sleep", "sleep", options.runs, per_run),
-        Scenario("wide noop", "noop", 1, options.noop),
-        Scenario("many noop", "noop", options.runs, options.noop // options.runs),
-    ]
-    scenarios = [s for s in scenarios if s.name in options.cases.split(",")]
+    sizes = {"sleep": options.wide, "noop": options.noop, "shell": options.cpu}
+    tools = {"sleep": "sleep", "noop": "noop", "cpu": "shell"}
+    scenarios = []
+    for case in options.cases.split(","):
+        shape, kind = case.split()
+        tool = tools[kind]
+        if shape == "wide":
+            scenarios.append(Scenario(case, tool, 1, sizes[tool]))
+        else:
+            scenarios.append(Scenario(case, tool, options.runs, sizes[tool] // options.runs))
     deployment = Deployment(options.kind, Path(tempfile.mkdtemp(prefix="forge-scale-"))).start(
         workers=0
     )
-    seconds: dict[tuple[str, int], list[float]] = {}
-    spent: dict[tuple[str, int], dict[str, tuple[int, float]]] = {}
+    seconds: dict[tuple[str, Config], list[float]] = {}
+    spent: dict[tuple[str, Config], dict[str, tuple[int, float]]] = {}
     try:
         plans = {
             s.name: deployment.approved_plan(
-                s.name, fan_out(s.steps_per_run, s.tool, options.seconds)
+                s.name, fan_out(s.steps_per_run, s.tool, options.seconds, loop=options.loop)
             )
             for s in scenarios
         }
         warm = deployment.approved_plan("warm", fan_out(4, "noop", 0))
         for round_number in range(options.rounds):
-            for count in WORKER_COUNTS:
+            for config in configs:
                 workers = [
-                    deployment.start_worker(options.concurrency, timings=True) for _ in range(count)
+                    deployment.start_worker(config.slots, timings=True)
+                    for _ in range(config.processes)
                 ]
                 for worker in workers:  # ready: each has logged its slots
                     index = deployment.processes.index(worker)
                     log = deployment.root / f"worker-{index}.log"
                     wait_for(lambda log=log: "steps at once" in log.read_text(), timeout=120)
                 # compile the plans' graphs, open connections
-                drain(deployment, warm, count, workers)
+                drain(deployment, warm, config.processes, workers)
                 for scenario in scenarios:
                     before = timings(deployment, workers)
                     took = drain(deployment, plans[scenario.name], scenario.runs, workers)
-                    seconds.setdefault((scenario.name, count), []).append(took)
+                    key = (scenario.name, config)
+                    seconds.setdefault(key, []).append(took)
                     used = difference(timings(deployment, workers), before)
-                    key = (scenario.name, count)
                     spent[key] = {
                         name: (
                             spent.get(key, {}).get(name, (0, 0.0))[0] + n,
@@ -239,8 +282,7 @@ def main() -> None:
                         for name, (n, ms) in used.items()
                     }
                     print(
-                        f"  round {round_number + 1}: {scenario.name}, {count} worker(s): "
-                        f"{took:.2f} s",
+                        f"  round {round_number + 1}: {scenario.name}, {config}: {took:.2f} s",
                         flush=True,
                     )
                 for worker in workers:
@@ -262,69 +304,104 @@ def main() -> None:
                 deployment.stop_worker(worker)
     finally:
         deployment.stop()
-    report(options, scenarios, seconds, spent, slot_seconds)
+    report(options, configs, scenarios, seconds, spent, slot_seconds)
 
 
-def report(options, scenarios, seconds, spent, slot_seconds) -> None:
+def report(options, configs, scenarios, seconds, spent, slot_seconds) -> None:
     print(f"\nMedians of {options.rounds} round(s); {machine_load()}")
+    base = configs[0]
     rows = []
     verdicts = []
     for scenario in scenarios:
-        base = statistics.median(seconds[(scenario.name, 1)])
-        for count in WORKER_COUNTS:
-            median = statistics.median(seconds[(scenario.name, count)])
-            ratio = base / median
+        first = statistics.median(seconds[(scenario.name, base)])
+        for config in configs:
+            median = statistics.median(seconds[(scenario.name, config)])
             per_round = [
                 f"{b / s:.2f}"
                 for b, s in zip(
-                    seconds[(scenario.name, 1)], seconds[(scenario.name, count)], strict=True
+                    seconds[(scenario.name, base)], seconds[(scenario.name, config)], strict=True
                 )
             ]
             rows.append(
                 [
                     scenario.name,
                     f"{scenario.runs}x{scenario.steps_per_run + 1}",
-                    count,
+                    config.processes,
+                    config.slots,
+                    config.processes * config.slots,
                     f"{median:.2f}",
                     f"{scenario.steps / median:.0f}",
-                    f"{median / scenario.steps * 1000:.2f}",
-                    f"{ratio:.2f}x",
+                    f"{first / median:.2f}x",
                     " ".join(per_round),
                 ]
             )
-            if scenario.tool == "sleep" and count == 4:
-                met = "met" if ratio >= GOAL_WORKERS else "NOT met"
-                verdicts.append(
-                    f"{scenario.name}: 4 workers drain {ratio:.2f}x what 1 does "
-                    f"(goal >= {GOAL_WORKERS}x: {met})"
-                )
+        verdicts.append(knobs(scenario, configs, seconds))
     print_table(
-        ["case", "runs x steps", "workers", "s", "steps/s", "ms/step", "vs 1", "per round"],
+        [
+            "case",
+            "runs x steps",
+            "processes",
+            "slots each",
+            "slots in all",
+            "s",
+            "steps/s",
+            f"vs {base}",
+            "per round",
+        ],
         rows,
     )
     print("\nWhere a step's time goes, per step, summed over the workers and slots (ms):")
     names = sorted({name for key, used in spent.items() for name in used})
     rows = []
     for scenario in scenarios:
-        for count in WORKER_COUNTS:
-            used = spent[(scenario.name, count)]
+        for config in configs:
+            used = spent[(scenario.name, config)]
             steps = scenario.steps * options.rounds
             rows.append(
-                [scenario.name, count]
+                [scenario.name, str(config)]
                 + [f"{used.get(name, (0, 0.0))[1] / steps:.2f}" for name in names]
             )
-    print_table(["case", "workers", *names], rows)
+    print_table(["case", "PxS", *names], rows)
+    print()
+    for verdict in verdicts:
+        print(verdict)
     if slot_seconds:
         one = statistics.median(slot_seconds[1])
         many = statistics.median(slot_seconds[options.max_slots])
         ratio = one / many
         print(
-            f"\nOne worker, {options.slots_steps} sleeps of {options.slots_seconds} s: "
+            f"One worker, {options.slots_steps} sleeps of {options.slots_seconds} s: "
             f"1 slot {one:.2f} s, {options.max_slots} slots {many:.2f} s: {ratio:.1f}x "
             f"(goal >= {GOAL_SLOTS:.0f}x: {'met' if ratio >= GOAL_SLOTS else 'NOT met'})"
         )
-    for verdict in verdicts:
-        print(verdict)
+
+
+def knobs(scenario: Scenario, configs: list[Config], seconds: dict) -> str:
+    """One line per case: what slots added (one process), what processes added (one slot
+    each), and issue 13's four workers over one at the same slots each."""
+
+    def median(config: Config) -> float | None:
+        found = seconds.get((scenario.name, config))
+        return statistics.median(found) if found else None
+
+    base = median(Config(1, 1))
+    parts = []
+    for config in configs:
+        took = median(config)
+        if base is None or took is None or config == Config(1, 1):
+            continue
+        if config.processes == 1:
+            parts.append(f"{config.slots} slots in 1 process {base / took:.2f}x")
+        elif config.slots == 1:
+            parts.append(f"{config.processes} processes of 1 slot {base / took:.2f}x")
+    one, four = median(Config(1, 8)), median(Config(4, 8))
+    if one is not None and four is not None:
+        ratio = one / four
+        goal = ""
+        if scenario.tool == "sleep":
+            goal = f" (goal >= {GOAL_WORKERS}x: {'met' if ratio >= GOAL_WORKERS else 'NOT met'})"
+        parts.append(f"4x8 over 1x8 {ratio:.2f}x{goal}")
+    return f"{scenario.name}: " + "; ".join(parts) + " (each over 1x1 unless said)"
 
 
 if __name__ == "__main__":

@@ -8,7 +8,13 @@ migrated, bytecode cached: one untimed launch of each first), several rounds, me
   worker; several wait up to 1 s at random first, so as not to poll in step) until it
   claims a task queued before it started (goal 3 s);
 - ``forge --help`` and ``forge compile`` of a one-step JSON plan, to exit (goal 150 ms
-  each), next to ``python -c pass``, the interpreter's own start, timed in the same run.
+  each), next to ``python -c pass``, the interpreter's own start, timed in the same run;
+- ``forge run`` of a three-step plan without agent steps (``echo`` steps, approved with
+  ``--approve-as``) against ``forge compile`` of the same plan, each beyond the bare
+  interpreter: the run may cost at most 1.3 times what compiling costs (issue 27).
+
+The commands are timed interleaved (each round runs every one of them once), so that a
+change in the machine's load reaches all of them alike.
 
 A temporary SQLite database serves the web and the worker. On a shared machine other
 work stretches every wall-clock time: the CPU time of the CLI commands is printed too,
@@ -35,7 +41,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SERVER_GOAL_S = 3.0
 CLI_GOAL_MS = 150.0
+RUN_GOAL_RATIO = 1.3
+CLI_GOALS = ("forge --help", "forge compile (1 step)")
+RUN_VS_COMPILE = ("forge run (3 steps)", "forge compile (3 steps)", "python -c pass")
 ONE_STEP = '{"goal": "one", "steps": [{"id": "a", "description": "say hi", "tool": "noop"}]}'
+THREE_ECHOES = (
+    '{"goal": "three", "steps": ['
+    '{"id": "a", "description": "say a", "tool": "echo", "args": {"text": "a"}}, '
+    '{"id": "b", "description": "say b", "tool": "echo", "args": {"text": "b"}, '
+    '"depends_on": ["a"]}, '
+    '{"id": "c", "description": "say c", "tool": "echo", "args": {"text": "c"}, '
+    '"depends_on": ["b"]}]}'
+)
 
 
 def main() -> None:
@@ -52,17 +69,23 @@ def main() -> None:
         )  # fmt: skip
         plan = Path(directory) / "one.json"
         plan.write_text(ONE_STEP)
+        three = Path(directory) / "three.json"
+        three.write_text(THREE_ECHOES)
         forge = [sys.executable, "-m", "forge.cli"]
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "forge --help": [*forge, "--help"],
             "forge compile (1 step)": [*forge, "compile", str(plan)],
+            "forge compile (3 steps)": [*forge, "compile", str(three)],
+            "forge run (3 steps)": [*forge, "run", str(three), "--approve-as", "bench"],
         }
+        times = _command_times(commands, env, args.cli_rounds)
         rows = []
-        for name, command in commands.items():
-            wall, cpu = _command_times(command, env, args.cli_rounds)
-            goal = "" if name.startswith("python") else _verdict(wall, CLI_GOAL_MS, "ms")
+        for name, (wall, cpu) in times.items():
+            goal = _verdict(wall, CLI_GOAL_MS, "ms") if name in CLI_GOALS else ""
             rows.append((name, f"{wall:.0f} ms", f"{cpu:.0f} ms", goal))
+        run, compiled, bare = (times[name] for name in RUN_VS_COMPILE)
+        wall_ratio, cpu_ratio = ((run[i] - bare[i]) / (compiled[i] - bare[i]) for i in (0, 1))
         for name, launch in (("web (GET / answered)", _web), ("worker (task claimed)", _worker)):
             launch(env)  # warm: bytecode written, files in the page cache
             seconds = statistics.median(launch(env) for _ in range(args.rounds))
@@ -71,6 +94,10 @@ def main() -> None:
     print(f"{'':<24} {'wall':>9} {'cpu':>8}  goal")
     for name, wall, cpu, goal in rows:
         print(f"{name:<24} {wall:>9} {cpu:>8}  {goal}")
+    print(
+        f"forge run / forge compile (3 steps), each beyond python -c pass: {wall_ratio:.2f}x "
+        f"wall, {cpu_ratio:.2f}x cpu  {_verdict(wall_ratio, RUN_GOAL_RATIO, 'x')}"
+    )
     print(f"load average after: {_load()}")
 
 
@@ -82,21 +109,28 @@ def _environment(directory: Path) -> dict[str, str]:
     return env
 
 
-def _command_times(command: list[str], env: dict[str, str], rounds: int) -> tuple[float, float]:
-    """Median wall and CPU milliseconds of ``command`` (after one untimed run)."""
-    walls, cpus = [], []
+def _command_times(
+    commands: dict[str, list[str]], env: dict[str, str], rounds: int
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU milliseconds of each command, run interleaved: every round
+    runs each command once (after one untimed round)."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     for index in range(rounds + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(command, env=env, cwd=REPO, capture_output=True, check=True)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if index:
-            walls.append(wall * 1000)
-            cpus.append(
-                (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
-            )
-    return statistics.median(walls), statistics.median(cpus)
+        for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(command, env=env, cwd=REPO, capture_output=True, check=True)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if index:
+                walls[name].append(wall * 1000)
+                cpus[name].append(
+                    (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+                )
+    return {
+        name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in commands
+    }
 
 
 def _web(env: dict[str, str]) -> float:

@@ -19,10 +19,11 @@ from accounts.permissions import require_permission
 from evaluations import services
 from evaluations.models import Evaluation
 from evaluations.schemas import EvaluationDetailOut, EvaluationOut
+from forge.ids import MAX_ID
 
 router = Router(tags=["evaluations"])
 
-EvaluationId = Annotated[int, Path(ge=1, le=2**63 - 1, example=1)]
+EvaluationId = Annotated[int, Path(ge=1, le=MAX_ID, example=1)]
 
 
 @router.post("/evaluations", response={201: EvaluationOut})

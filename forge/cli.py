@@ -3,24 +3,31 @@
 Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
 read, 3 the run needs a replan, 4 the run waits for a person's approval. No Django
-settings are needed. ``forge compile`` prints each diagnostic (with its fix hint), and
-for a plan that compiles its impact: scopes, side effects, hosts, MCP servers, files,
-commands, approvals, estimates and duration (``--json``: the ``impact`` object of
-``POST /api/v1/compile``). ``FORGE_MILESTONE_WARN_STEPS`` (default 50) is the size past
+settings are needed. ``forge compile`` prints each diagnostic (with its fix hint; what
+reading the file warns of, such as a Mermaid decision whose branches all run, among
+them), and for a plan that compiles its impact: scopes, side effects, hosts, MCP
+servers, files, commands, approvals, estimates and duration (``--json``: the ``impact``
+object of ``POST /api/v1/compile``). ``FORGE_MILESTONE_WARN_STEPS`` (default 50) is the size past
 which a plan without milestones draws a warning.
 
 ``forge run`` passes the same approval gate as the web: the plan runs only once a person
 other than its author approves it (``--approve-as NAME``; ``--author`` names who wrote
 the file), and so does every version a planner proposes, unless the policy's
 ``auto_approve_replans: read_only`` lets a read-only replan continue. A replan that drops
-a constraint of the version it replaces (plan drift) also needs ``--accept-drift``.
-Every approval given in NAME's name is printed with what it approves.
+a constraint of the version it replaces (plan drift) also needs ``--accept-drift``, and
+one that adds a tool, a permission scope, a side-effect class or a host (an escalation)
+``--accept-escalation``. With ``--rules FILE`` (a ``forge.rules/v1`` document) the gate
+judges who must approve: ``--approve-as NAME[@team,...]`` may be repeated, every person
+named approves, and the run starts only when they satisfy every rule that matches the
+plan (and each waiting step). Every approval given in a name is printed with what it
+approves.
 
 Tools: the built-ins, installed Python tools and the MCP servers of ``--config FILE`` (an
 ``mcpServers`` JSON file, the one the web's ``FORGE_MCP_SERVERS`` names, which is also the
 default), plus ``forge run --mcp NAME=COMMAND``. ``http_request`` reaches the hosts of
-``FORGE_HTTP_ALLOWED_HOSTS`` and ``--allow-host``. A server that does not answer is named
-on stderr and its tools compile as ``tool_unavailable``.
+``FORGE_HTTP_ALLOWED_HOSTS`` and ``--allow-host`` (``compile`` and ``run``), and a step
+whose URL names another is the compile error ``host_not_allowed``. A server that does not
+answer is named on stderr and its tools compile as ``tool_unavailable``.
 
 Models: ``forge run --model openai:MODEL`` runs agent steps (``tools_allowed`` without
 ``tool``) with an OpenAI-compatible endpoint (``--base-url``, else ``FORGE_MODEL_BASE_URL``,
@@ -40,7 +47,8 @@ suite, answers file or planner that cannot be read, 5 when the upload failed.
 ``forge mcp --url URL`` talks to a Forge server too: it serves the
 MCP tools an agent uses to submit plans and follow their runs over stdio, as the user of
 the API token in ``FORGE_API_TOKEN`` (``forge.mcp_server``, docs/agents.md); exit 2 when
-the URL or the token is missing.
+the URL or the token is missing. ``forge gateway --url URL`` likewise serves the gateway
+(``forge.gateway``): the site's upstream MCP tools, every call checked by the site.
 """
 
 from __future__ import annotations
@@ -63,8 +71,11 @@ if TYPE_CHECKING:
     from forge.compiler import CompileResult
     from forge.models import ModelPort
     from forge.models.config import Endpoint
-    from forge.plan import PlanDocument
+    from forge.plan import ImportedPlan, PlanDocument
     from forge.planners import PlannerPort
+    from forge.rules import Approver, RuleSet
+    from forge.runtime import ToolExecutor
+    from forge.runtime.agent_port import AgentPort
     from forge.runtime.local import ApprovalNotice, LocalRunResult
     from forge.toolbox import McpServerConfig, Toolbox
     from forge.tools import Policy, ToolSpec
@@ -106,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     compile_.add_argument("--policy", type=Path, help="policy file (YAML or JSON)")
     _add_config_argument(compile_)
+    _add_allow_host_argument(compile_)
     compile_.set_defaults(handler=_compile)
 
     export = commands.add_parser("export", help="convert a plan to another format")
@@ -141,11 +153,27 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
     run.add_argument(
         "--approve-as",
-        metavar="NAME",
-        help="approve the plan, the planner's versions and waiting steps as NAME (printed)",
+        type=_approver,
+        action="append",
+        default=[],
+        metavar="NAME[@team,...]",
+        help="approve the plan, the planner's versions and waiting steps as NAME, a member "
+        "of those teams (repeat for several people; each approval printed)",
+    )
+    run.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="approval rules (forge.rules/v1, JSON or YAML): who must approve what",
+    )
+    run.add_argument(
+        "--accept-escalation",
+        action="store_true",
+        help="with --approve-as: also approve replans that add a tool, a permission scope, "
+        "a side-effect class or a host",
     )
     run.add_argument(
         "--author",
+        type=_person,
         default="the file's author",
         metavar="NAME",
         help="who wrote the plan file (cannot also approve it)",
@@ -155,13 +183,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --approve-as: also approve replans that drop a constraint (plan drift)",
     )
-    run.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="HOST",
-        help="a host http_request may reach, besides FORGE_HTTP_ALLOWED_HOSTS (repeatable)",
-    )
+    _add_allow_host_argument(run)
     run.add_argument(
         "--sandbox",
         choices=SANDBOX_MODES,
@@ -209,15 +231,35 @@ def _parser() -> argparse.ArgumentParser:
         "plans, waits for a person's approval, starts runs and reads their events, as the "
         "Forge user of the API token in FORGE_API_TOKEN (never a flag). docs/agents.md.",
     )
-    mcp.add_argument(
+    _add_site_url(mcp)
+    mcp.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                     help="for each request to Forge")  # fmt: skip
+    mcp.set_defaults(handler=_mcp)
+
+    gateway = commands.add_parser(
+        "gateway",
+        help="serve Forge's gateway over stdio to an agent (token: FORGE_API_TOKEN)",
+        description="Serve Forge's gateway over stdio: the tools of the MCP servers the "
+        "Forge site is configured with (FORGE_MCP_SERVERS), each call checked by Forge and "
+        "forwarded once; a call naming a run and step in its _meta (forge/run, forge/step) "
+        'executes that step of a run started with executor "agent". As the Forge user '
+        "of the API token in FORGE_API_TOKEN (never a flag). docs/agents.md.",
+    )
+    _add_site_url(gateway)
+    gateway.add_argument("--timeout", type=float, default=330.0, metavar="SECONDS",
+                         help="for each request to Forge (a forwarded call waits for "
+                         "its tool)")  # fmt: skip
+    gateway.set_defaults(handler=_gateway)
+    return parser
+
+
+def _add_site_url(command: argparse.ArgumentParser) -> None:
+    """``--url``, for the commands that speak to a Forge site as an agent's stdio server."""
+    command.add_argument(
         "--url",
         default=os.environ.get("FORGE_URL"),
         help="Forge's site URL, e.g. https://forge.example.com (default: FORGE_URL)",
     )
-    mcp.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                     help="for each request to Forge")  # fmt: skip
-    mcp.set_defaults(handler=_mcp)
-    return parser
 
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -229,6 +271,16 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_LIMITS.max_steps,
         help="most steps; also sets the most nodes parsing may read (50 per step, 10,000 at least)",
+    )
+
+
+def _limits(args: argparse.Namespace) -> ImportLimits:
+    """The limits of ``--max-bytes`` and ``--max-steps``, each refusal naming its flag."""
+    return ImportLimits(
+        max_bytes=args.max_bytes,
+        max_steps=args.max_steps,
+        bytes_setting="--max-bytes",
+        steps_setting="--max-steps",
     )
 
 
@@ -278,9 +330,22 @@ def _toolbox(
 
 
 def read_document(args: argparse.Namespace) -> PlanDocument:
-    from forge.plan import detect_format, load_plan
+    """The plan of ``args.file``; what reading it warns of (a Mermaid decision whose
+    branches all run) is printed on stderr."""
+    imported = read_imported(args)
+    for warning in imported.warnings:
+        print(f"forge: {args.file}: warning[{warning.code}] {warning.message}", file=sys.stderr)
+        if warning.hint:
+            print(f"forge: {args.file}:   fix: {warning.hint}", file=sys.stderr)
+    return imported.document
 
-    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+
+def read_imported(args: argparse.Namespace) -> ImportedPlan:
+    """The plan of ``args.file`` with what reading it warns of (``import_plan``)."""
+    from forge.gcpause import paused_gc
+    from forge.plan import detect_format, import_plan
+
+    limits = _limits(args)
     try:
         if args.file == "-":
             source = sys.stdin.buffer.read(limits.max_bytes + 1)
@@ -294,7 +359,10 @@ def read_document(args: argparse.Namespace) -> PlanDocument:
         raise InputError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     try:
         fmt = args.format or detect_format(source, filename)
-        return load_plan(source, fmt, limits)
+        # A document is acyclic: the collector would only walk it (forge.gcpause). Paused
+        # here, in the command, never by the library, which threaded servers call too.
+        with paused_gc():
+            return import_plan(source, fmt, limits)
     except ForgeError as exc:
         raise InputError(f"{args.file}: {exc} [{exc.code}]") from None
 
@@ -331,14 +399,17 @@ def _compile(args: argparse.Namespace) -> int:
     # Reading, compiling and writing make acyclic data, hundreds of thousands of objects
     # for a large plan: the cyclic collector would only walk them (forge.gcpause).
     with paused_gc():
-        document = read_document(args)
+        imported = read_imported(args)
+        document = imported.document
         policy = PolicyEngine(_policy(args.policy))
-        # the catalogue `run` and the web compile against: built-ins, Python and MCP tools
-        with _toolbox(args) as toolbox:
+        # the catalogue `run` and the web compile against: built-ins, Python and MCP tools,
+        # http_request reaching the same hosts (a call to another is host_not_allowed)
+        with _toolbox(args, allowed_hosts=_allowed_hosts(args)) as toolbox:
             compiler = GraphCompiler(
                 toolbox.registry, policy, milestone_warn_steps=_milestone_warn_steps()
             )
-            result = compiler.compile(document)
+            # what reading the file warned of, among the diagnostics
+            result = compiler.compile(document).noting(imported.warnings)
         if args.json:
             # Indented for a person at a terminal; on one line for a script or a file:
             # 40% fewer bytes, and the 10,000-step result is written in a third of the
@@ -352,7 +423,7 @@ def _compile(args: argparse.Namespace) -> int:
                     print(f"  {line}")
         ok = result.ok
         # Freed while the collector rests: back on, it would walk them all once more.
-        del document, result
+        del document, imported, result
     return EXIT_OK if ok else EXIT_ERRORS
 
 
@@ -409,6 +480,22 @@ def _mcp(args: argparse.Namespace) -> int:
     except ValueError as exc:  # no token, a malformed one, or not an http(s) URL
         raise InputError(str(exc)) from None
     stdio.serve(client)
+    return EXIT_OK
+
+
+def _gateway(args: argparse.Namespace) -> int:
+    from forge.client import AsyncForgeClient  # the MCP SDK's imports only when serving
+    from forge.gateway import stdio as gateway_stdio
+    from forge.mcp_server.stdio import token_from_environment
+
+    if not args.url:
+        raise InputError("give Forge's URL: --url URL, or set FORGE_URL")
+    try:
+        token = token_from_environment()
+        client = AsyncForgeClient(args.url, token, timeout_s=args.timeout)
+    except ValueError as exc:  # no token, a malformed one, or not an http(s) URL
+        raise InputError(str(exc)) from None
+    gateway_stdio.serve(client)
     return EXIT_OK
 
 
@@ -502,7 +589,6 @@ def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, n
     import contextlib
     import secrets
 
-    from forge.agents import AgentRunner
     from forge.compiler import GraphCompiler
     from forge.progress import ProgressPrinter
     from forge.runtime import ApprovalSigner, InMemoryRecordStore, ToolExecutor
@@ -510,9 +596,8 @@ def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, n
     from forge.tools import PolicyEngine
 
     policy = PolicyEngine(_policy(args.policy))
-    hosts = [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
     with (
-        _toolbox(args, allowed_hosts=hosts, sandbox=args.sandbox) as toolbox,
+        _toolbox(args, allowed_hosts=_allowed_hosts(args), sandbox=args.sandbox) as toolbox,
         contextlib.ExitStack() as models,
     ):
         tools = toolbox.snapshot()  # one catalogue for the whole run
@@ -539,16 +624,63 @@ def _run_in(args: argparse.Namespace, document: PlanDocument, workspace: Path, n
             executor,
             workspace,
             planner=planner,
-            agent=None if model is None else AgentRunner(model, executor, max_turns=args.max_turns),
-            approver=args.approve_as,
+            agent=None if model is None else _agent(model, executor, args.max_turns),
+            approvers=tuple(args.approve_as),
             author=args.author,
             accept_drift=args.accept_drift,
+            accept_escalation=args.accept_escalation,
+            rules=_rules(args.rules),
             on_event=progress,
             on_approval=_print_approval,
         )
         result = local.run(document)
         progress.finish()
     return _report(args.file, result)
+
+
+def _agent(model: ModelPort, executor: ToolExecutor, max_turns: int) -> AgentPort:
+    """Runs the plan's agent steps with ``model``; imported only when a model is given,
+    so that a plan without agent steps starts without the agents' imports."""
+    from forge.agents import AgentRunner
+
+    return AgentRunner(model, executor, max_turns=max_turns)
+
+
+def _approver(text: str) -> Approver:
+    """``--approve-as NAME[@team,...]``: a person, and the teams they approve as."""
+    from forge.rules import Approver
+
+    name, _, teams = text.partition("@")
+    listed = tuple(team.strip() for team in teams.split(",") if team.strip()) if teams else ()
+    if teams and not listed:
+        raise argparse.ArgumentTypeError(f"{text!r}: name the teams after @, or leave @ out")
+    return Approver(_person(name), listed)
+
+
+def _rules(path: str | None) -> RuleSet:
+    """The rules of ``--rules FILE``, or four eyes alone; a bad file is refused with its
+    line and field (exit 2)."""
+    from forge.rules import FOUR_EYES, RulesInvalid
+
+    if path is None:
+        return FOUR_EYES
+    from forge.rules.reader import read_rules  # YAML: only when there is a file to read
+
+    try:
+        return read_rules(Path(path).read_bytes())
+    except OSError as exc:
+        raise InputError(f"--rules {path}: {exc.strerror or exc}") from None
+    except RulesInvalid as exc:
+        raise InputError(f"--rules {path}: {exc} [{exc.code}]") from None
+
+
+def _person(text: str) -> str:
+    """A name given to --approve-as or --author: without surrounding spaces, never empty
+    (the gate compares names regardless of case: ``forge.runtime.gate.same_person``)."""
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError("give a person's name, not an empty one")
+    return name
 
 
 def _endpoint(args: argparse.Namespace) -> Endpoint:
@@ -574,7 +706,7 @@ def _model(spec: str, args: argparse.Namespace) -> ModelPort:
 def _planner(spec: str, args: argparse.Namespace, tools: Iterable[ToolSpec]) -> PlannerPort:
     from forge.planners.config import planner_from_spec
 
-    limits = ImportLimits(max_bytes=args.max_bytes, max_steps=args.max_steps)
+    limits = _limits(args)
     try:
         return planner_from_spec(spec, _endpoint(args), tools=tools, limits=limits)
     except ForgeError as exc:
@@ -610,15 +742,19 @@ def _report(name: str, result: LocalRunResult) -> int:
             print(f"replan stopped: {result.stop_reason}")
         return EXIT_NEEDS_REPLAN
     if result.status == "awaiting_approval":
-        waiting = state.with_status("awaiting_approval")
+        # The run's own words: which steps or milestones wait, and who can act.
         why = result.stop_reason or "run again with --approve-as NAME"
-        print(f"waiting for approval: {', '.join(waiting)} ({why})")
-        for step_id in waiting:
+        print(f"waiting for a person: {state.blocked_reason} ({why})")
+        for step_id in state.with_status("awaiting_approval"):
             preview = result.preview_of(step_id)
             if preview is not None:
                 print(f"{step_id} will: {preview['summary']}")
                 for line in str(preview["text"]).splitlines():
                     print(f"    {line}")
+                refusal = preview.get("refusal")
+                if isinstance(refusal, dict):
+                    print(f"{step_id} cannot run: {refusal['reason']} [{refusal['code']}]")
+                    print(f"{step_id}   fix: {refusal['hint']}")
         return EXIT_AWAITING_APPROVAL
     print(
         f"run {result.status}: {state.used_steps} step(s), {state.used_tokens} tokens, "
@@ -634,6 +770,22 @@ def _export(args: argparse.Namespace) -> int:
     _mcp_servers(args)  # the same options work for every command; a bad file is said so
     sys.stdout.write(dump_plan(document, args.to))
     return EXIT_OK
+
+
+def _add_allow_host_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a host http_request may reach, besides FORGE_HTTP_ALLOWED_HOSTS (repeatable; "
+        "HOST:PORT for one port)",
+    )
+
+
+def _allowed_hosts(args: argparse.Namespace) -> list[str]:
+    """The hosts http_request may reach: ``FORGE_HTTP_ALLOWED_HOSTS`` and ``--allow-host``."""
+    return [*_env_list("FORGE_HTTP_ALLOWED_HOSTS"), *args.allow_host]
 
 
 def _env_list(name: str) -> list[str]:

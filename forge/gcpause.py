@@ -6,6 +6,10 @@ took longer than the parsing (bench/compile.py). Parsed documents and compiled g
 hold no reference cycles, so nothing is lost by collecting after the block instead;
 reference counting frees everything else as usual meanwhile. The collector is turned
 back on only if it was on before, so nested and concurrent pauses leave it as it was.
+
+The collector is the interpreter's, shared by every thread: only a command that owns its
+process pauses it (``forge.cli``), never library code that a threaded web process or
+worker calls.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ other tools are unaffected. ``close()`` ends every session.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -27,9 +28,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from forge.runners.base import Runner
+from forge.runners.catalog import builtin_runner
 from forge.runners.mcp_config import McpConfigError, McpServerConfig
 from forge.runners.python import discover_python_tools
-from forge.tools import BUILTIN_TOOLS, ToolRegistry, ToolSpec
+from forge.tools import BUILTIN_TOOLS, HostAllowList, ToolRegistry, ToolSpec, builtin_tools
+from forge.tools.registry import SchemaUnsupported
 
 if TYPE_CHECKING:
     from forge.runners.mcp_connection import McpConnection, McpDiscovery
@@ -202,6 +205,8 @@ def _conflict(discovery: McpDiscovery, taken: Mapping[str, ToolSpec]) -> str:
         seen.add(spec.name)
     try:
         ToolRegistry(spec for spec, _ in discovery.tools)
+    except SchemaUnsupported as exc:  # a dialect no validator here knows, or invalid in it
+        return exc.message
     except Exception as exc:  # fastjsonschema's errors for a schema it cannot compile
         return f"a tool's input schema is not valid JSON Schema ({exc})"
     return ""
@@ -221,7 +226,8 @@ def build_toolbox(
     refresh_s: float | None = None,
     startup_timeout_s: float = 30.0,
 ) -> Toolbox:
-    """The built-ins (``http_request`` reaching only ``allowed_hosts``), then installed
+    """The built-ins (``http_request`` reaching only ``allowed_hosts``: its runner and its
+    spec, which the compiler reads, share the one ``HostAllowList``), then installed
     Python tools, then each MCP server's tools, listed on first use and again every
     ``refresh_s`` seconds (never, when ``None``); shell steps run in ``sandbox`` mode
     under ``limits`` (``forge.runners.sandbox``). Raises ``McpConfigError`` when two
@@ -230,12 +236,13 @@ def build_toolbox(
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise McpConfigError(f"MCP server name(s) given twice: {', '.join(repeated)}")
+    hosts = HostAllowList.of(allowed_hosts)
     builtins = _BuiltinRunners(
         [spec.name for spec in BUILTIN_TOOLS],
-        {"allowed_hosts": tuple(allowed_hosts), "sandbox": sandbox, "limits": limits},
+        functools.partial(builtin_runner, allowed_hosts=hosts, sandbox=sandbox, limits=limits),
     )
     installed = discover_python_tools() if python_tools else []
-    base = (*BUILTIN_TOOLS, *(spec for spec, _ in installed))
+    base = (*builtin_tools(hosts), *(spec for spec, _ in installed))
     ToolRegistry(base)  # a Python tool may not reuse a built-in's name
     runners = _Runners({spec.name: runner for spec, runner in installed}, builtins)
     connections: tuple[McpConnection, ...] = ()
@@ -250,29 +257,26 @@ def build_toolbox(
 
 
 class _BuiltinRunners(Mapping[str, Runner]):
-    """The built-in runners, made (and their modules imported) when one is first looked
-    up: compiling needs only the tools' specs, and the runners' modules (processes,
-    SQLite, HTTP) were a third of a short command's start-up."""
+    """The built-in runners, each made (and its module imported) when its tool is first
+    looked up: compiling needs only the tools' specs, a run of ``echo`` steps only the
+    basic runner, and the other runners' modules (processes, SQLite, HTTP) were a third
+    of a short command's start-up."""
 
-    def __init__(self, names: Sequence[str], options: Mapping[str, object]) -> None:
+    def __init__(self, names: Sequence[str], make: Callable[[str], Runner]) -> None:
         self._names = frozenset(names)
         self._order = tuple(names)
-        self._options = options
-        self._made: Mapping[str, Runner] | None = None
+        self._make = make
+        self._made: dict[str, Runner] = {}
         self._lock = threading.Lock()
-
-    def _runners(self) -> Mapping[str, Runner]:
-        with self._lock:
-            if self._made is None:
-                from forge.runners.catalog import builtin_runners
-
-                self._made = builtin_runners(**self._options)  # type: ignore[arg-type]
-            return self._made
 
     def __getitem__(self, name: str) -> Runner:
         if name not in self._names:
             raise KeyError(name)
-        return self._runners()[name]
+        with self._lock:
+            runner = self._made.get(name)
+            if runner is None:
+                runner = self._made[name] = self._make(name)
+            return runner
 
     def __contains__(self, name: object) -> bool:
         return name in self._names

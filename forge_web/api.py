@@ -14,7 +14,10 @@ Errors are always JSON ``{"detail": ..., "code": ...}``:
 - 413 ``request_too_large``, 400 ``bad_request`` for a body Django refuses to read
 - 409 ``verify_running`` and 429 ``verify_throttled`` with ``Retry-After`` when a full
   walk of the audit chain may not start now
+- 429 ``throttled`` with ``Retry-After``: past a request rate (accounts.throttling)
 - 422 ``validation_error`` with ``errors``: the request does not match the schema
+- 503 ``database_unavailable`` with ``Retry-After``: the database is away for the moment
+  (``accounts.outages`` says which errors mean that; logged once per outage)
 - 500 ``server_error``: anything unexpected, logged, never a stack trace in the answer
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
@@ -34,13 +38,22 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from accounts.api import router as accounts_router
 from accounts.auth import BearerTokenAuth, SessionAuth
+from accounts.outages import note_database_failure
+from accounts.teams_api import router as teams_router
+from accounts.throttling import PersonRateThrottle
 from audit.api import router as audit_router
 from evaluations.api import router as evaluations_router
 from forge.errors import ForgeError
+from forge.gateway.binding import GatewayRefused
 from forge.runtime import TransitionRefused
-from forge.runtime.gate import GateRefused
+from forge.runtime.gate import AuthorCannotDecide, GateRefused
+from forge_web.outages import database_unavailable
+from forge_web.strict_json import StrictJsonParser
+from gateway.api import router as gateway_router
 from plans.api import router as plans_router
-from plans.errors import UnknownVersion, VersionConflict
+from plans.errors import NotYourProposal, ProposalFinished, UnknownVersion, VersionConflict
+from plans.rules_api import router as rules_router
+from plans.rules_changes import RulesChangeRefused
 from reviews.api import router as reviews_router
 from reviews.inbox_api import router as inbox_router
 from runs.api import router as runs_router
@@ -48,6 +61,7 @@ from runs.metrics_api import router as metrics_router
 from runs.services import NotRunnable
 
 logger = logging.getLogger(__name__)
+
 
 # Swagger UI sets inline styles, so the docs page alone may use them; scripts stay 'self'.
 _docs_csp = csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, CSP.UNSAFE_INLINE]})
@@ -58,16 +72,21 @@ api = NinjaAPI(
     description="Reviewed, compiled, audited executions of AI-agent plans.",
     urls_namespace="api",
     auth=[BearerTokenAuth(), SessionAuth()],
+    throttle=[PersonRateThrottle()],  # FORGE_API_RATE per person; some operations add more
     openapi_url="/openapi.json",
     docs_url="/docs",
     docs_decorator=_docs_csp,
+    parser=StrictJsonParser(),
 )
 
 # --- Routers: one per app, each owns its paths (see the SPEC section 6 table) -----------
 api.add_router("", accounts_router)  # /me, /tokens
+api.add_router("", teams_router)  # /teams (admins)
 api.add_router("", audit_router)  # /audit, /audit/export, /audit/verify
 api.add_router("", plans_router)  # /plans..., /compile, /tools
+api.add_router("", rules_router)  # /rules (admins: approval rules under four eyes)
 api.add_router("", runs_router)  # /runs...
+api.add_router("", gateway_router)  # /gateway/tools, /gateway/calls (SPEC section 11)
 api.add_router("", reviews_router)  # /versions/{id}/threads, /threads..., request-changes
 api.add_router("", metrics_router)  # /metrics
 api.add_router("", evaluations_router)  # /evaluations
@@ -76,28 +95,35 @@ api.add_router("", inbox_router)  # /me/inbox, /me/home, /me/notifications, /web
 # ForgeErrors answer 400 unless listed here (most specific class wins), e.g.
 # {PlanNotApproved: 409, PlanTooLarge: 413}.
 FORGE_ERROR_STATUS: dict[type[ForgeError], int] = {
-    VersionConflict: 409,  # has_errors, not_submitted, not_approved
+    VersionConflict: 409,  # has_errors, not_submitted, not_approved, superseded
+    RulesChangeRefused: 409,  # a rules version decided already
     UnknownVersion: 404,
     NotRunnable: 409,  # a resume the run or the version does not allow
     TransitionRefused: 409,  # a move the run's or step's status does not allow
     GateRefused: 409,  # the approval gate: not approved, self-approved, content changed
+    NotYourProposal: 403,  # another person's request to the planner
+    ProposalFinished: 409,  # a cancel after the planner answered
+    AuthorCannotDecide: 403,  # self_approval: the version's author deciding on its steps
+    GatewayRefused: 409,  # a gateway call refused, nothing forwarded (SPEC section 11)
 }
 # ... or, for one error class with many codes, by code (before the class).
 FORGE_ERROR_CODE_STATUS: dict[str, int] = {
     "document_too_large": 413,  # the plan import limit FORGE_MAX_PLAN_BYTES
-    "verify_running": 409,  # audit.gate: another full walk of the chain runs
-    "verify_throttled": 429,  # audit.gate: the last walk was too recent
+    "verify_running": 409,  # audit.walk_lock: another full walk of the chain runs
+    "verify_throttled": 429,  # audit.walk_lock: the last walk was too recent
     "anchor_log_unwritable": 503,  # audit.anchors: the anchor log cannot be appended to
     # The planner (plans.planning): not set up, or its model gave no plan.
     "planner_not_configured": 503,
     "invalid_planner_spec": 503,
     "planner_file_unreadable": 503,
+    "invalid_planner_script": 503,
     "planner_exhausted": 503,
     "model_timeout": 504,
     "model_unreachable": 502,
     "model_http_error": 502,
     "model_invalid_response": 502,
     "invalid_plan_output": 422,
+    "invalid_meta": 400,  # a gateway call naming a run without a step, or the reverse
 }
 
 _CODE_BY_STATUS = {
@@ -127,6 +153,8 @@ def _not_authenticated(request: HttpRequest, exc: AuthenticationError) -> HttpRe
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, ForgeError):  # a body forge_web.strict_json refused
+        return _forge_error(request, exc.__cause__)
     code = getattr(exc, "code", None) or _CODE_BY_STATUS.get(exc.status_code, "error")
     return error(request, exc.status_code, exc.message, code)
 
@@ -171,6 +199,13 @@ def _suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
         return error(request, 413, "Request body too large", "request_too_large")
     logger.warning("suspicious API request: %s", exc)
     return error(request, 400, "Bad request", "bad_request")
+
+
+@api.exception_handler(DatabaseError)
+def _database_error(request: HttpRequest, exc: DatabaseError) -> HttpResponse:
+    if note_database_failure(exc):  # the database is away: a state, not a bug
+        return database_unavailable(request)
+    return _server_error(request, exc)
 
 
 @api.exception_handler(Exception)

@@ -10,4 +10,4 @@ class ForgeWebConfig(AppConfig):
     verbose_name = "Forge web"
 
     def ready(self) -> None:
-        from forge_web import audit_hooks  # noqa: F401  (connects the receivers)
+        from forge_web import access_hooks, audit_hooks  # noqa: F401  (connect the receivers)

@@ -2,8 +2,10 @@
 
 accounts and audit are siblings that may not import each other, so this module, on
 the floor above both, connects accounts' ``account_changed`` signal and Django's
-login signals to ``audit.services.record``. The receivers run inside the sender's
-transaction, so the audit row commits with the change, or neither does.
+login signals to ``audit.services.record``, and django-oauth-toolkit's
+``app_authorized`` (an MCP host got a token to act as a person: ``oauth.token_issued``).
+The receivers run inside the sender's transaction, so the audit row commits with the
+change, or neither does.
 
 Login throttling (django-axes, settings "Login throttling") decides before these
 receivers run: axes is installed before forge_web, so its ``user_login_failed`` receiver
@@ -24,6 +26,7 @@ from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.dispatch import receiver
 from django.http import HttpRequest
+from oauth2_provider.signals import app_authorized
 
 from accounts.signals import account_changed
 from audit.services import record
@@ -42,6 +45,27 @@ def audit_account_change(
     **kwargs: Any,
 ) -> None:
     record(actor, action, object_type, object_id, payload)
+
+
+@receiver(app_authorized, dispatch_uid="forge_web.audit_oauth_token_issued")
+def audit_oauth_token(*, token: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """An MCP host got an access token to act as a person (MCP authorization), by the
+    person's consent or a refresh of it: who, which host, what scope, until when."""
+    if token.user is None:  # never: Forge's server issues user tokens only
+        return
+    application = token.application
+    record(
+        token.user.get_username(),
+        "oauth.token_issued",
+        "oauth_application",
+        "" if application is None else application.client_id,
+        {
+            "client_name": "" if application is None else application.name,
+            "scope": token.scope,
+            "expires": token.expires.isoformat(),
+            "ip_address": _address(request),
+        },
+    )
 
 
 @receiver(user_logged_in, dispatch_uid="forge_web.audit_logged_in")

@@ -21,23 +21,27 @@ Websocket frames are bounded by the server (``forge_web.serve``), not here.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+
+from asgiref.typing import (
+    ASGI3Application,
+    ASGIReceiveCallable,
+    ASGIReceiveEvent,
+    ASGISendCallable,
+    ASGISendEvent,
+    Scope,
+)
 
 __all__ = ["BodyLimit"]
 
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
-
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGI3Application, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -50,7 +54,7 @@ class BodyLimit:
         if guard.crossed and not guard.started:
             await self._refuse(send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, send: ASGISendCallable) -> None:
         body = json.dumps(
             {
                 "detail": f"Request body is over the limit of {self.max_bytes} bytes",
@@ -69,13 +73,15 @@ class BodyLimit:
 class _CountingGuard:
     """The application's ``receive`` and ``send`` for one request, counting body bytes."""
 
-    def __init__(self, receive: Receive, send: Send, max_bytes: int) -> None:
+    def __init__(
+        self, receive: ASGIReceiveCallable, send: ASGISendCallable, max_bytes: int
+    ) -> None:
         self._receive, self._send, self._max_bytes = receive, send, max_bytes
         self.received = 0
         self.crossed = False  # the body went over the limit
         self.started = False  # the application began its answer
 
-    async def receive(self) -> Message:
+    async def receive(self) -> ASGIReceiveEvent:
         if self.crossed:
             return {"type": "http.disconnect"}
         message = await self._receive()
@@ -86,7 +92,7 @@ class _CountingGuard:
                 return {"type": "http.disconnect"}
         return message
 
-    async def send(self, message: Message) -> None:
+    async def send(self, message: ASGISendEvent) -> None:
         if self.crossed and not self.started:
             return  # whatever the application says to a body it never had whole is dropped
         if message["type"] == "http.response.start":
@@ -94,7 +100,7 @@ class _CountingGuard:
         await self._send(message)
 
 
-def _content_length(scope: MutableMapping[str, Any]) -> int | None:
+def _content_length(scope: Scope) -> int | None:
     for name, value in scope.get("headers", ()):
         if name.lower() == b"content-length":
             try:

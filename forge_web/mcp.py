@@ -1,4 +1,5 @@
-"""Forge's MCP tools over streamable HTTP at ``/mcp``, served by the web process.
+"""Forge's MCP tools over streamable HTTP at ``/mcp``, and the gateway (SPEC section 11)
+at ``/mcp/gateway``, served by the web process.
 
 The tools are ``forge.mcp_server``'s, the ones ``forge mcp`` serves over stdio. Here each
 call goes into this process's own Django application (``httpx.ASGITransport``, no
@@ -7,110 +8,106 @@ client address: the API authenticates it, checks the user's permissions, refuses
 gate refuses and writes the audit trail, exactly as for any API call, so an agent can do
 nothing here that its token's user could not do with curl.
 
-- Authentication: ``Authorization: Bearer <API token>`` only. Cookies are not accepted,
-  so a page in a browser can never drive the tools with someone's session. Every HTTP
-  request to ``/mcp`` is first checked by ``GET /api/v1/me`` with its token; a refusal
-  is answered as the API answered it (401 ``not_authenticated``, 400 for a host outside
-  ``ALLOWED_HOSTS``).
+- Authentication: ``Authorization: Bearer <token>`` only, an API token or an access
+  token of Forge's OAuth server (MCP authorization: ``accounts.oauth_tokens``). Cookies
+  are not accepted, so a page in a browser can never drive the tools with someone's
+  session. Every HTTP request to ``/mcp`` is first checked by ``GET /api/v1/me`` with
+  its token; a refusal is answered as the API answered it (401 ``not_authenticated``,
+  400 for a host outside ``ALLOWED_HOSTS``). A 401 names the endpoint's protected
+  resource metadata (``WWW-Authenticate: Bearer resource_metadata="..."``, RFC 9728), where
+  a host that speaks MCP's authorization flow finds Forge's authorization server.
+- ``/mcp/gateway`` is ``forge.gateway.server``'s MCP server (the upstream servers'
+  tools), with the same authentication, limits and inner REST calls: its tools call
+  ``/api/v1/gateway/...`` as the token's user.
 - Stateless: no MCP session outlives its HTTP request, so any web process can answer
   any request (no sticky sessions), and nothing in memory has to be shared.
 - The SDK's session manager runs for the life of the server: ``lifespan`` starts it
   (``forge_web.asgi`` routes the ASGI lifespan protocol to ``forge_web.mcp_startup``'s
   ``DeferredMcp``, which imports this module and builds the endpoint on the first
   ``/mcp`` request; ``forge_web.serve`` turns the protocol on). Bodies are bounded like every
-  request (``forge_web.body_limit``).
+  request (``forge_web.body_limit``) and read strictly (``forge_web.strict_json``: a
+  repeated key or absurd nesting is refused before the SDK reads the message).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
+from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, Scope
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from forge.client import AsyncForgeClient
+from forge.gateway.server import build_gateway
 from forge.mcp_server import build_server
 from forge_web.body_limit import BodyLimit
-from forge_web.mcp_startup import MCP_PATH
+from forge_web.mcp_path import GATEWAY_PATH, MCP_PATH, is_gateway
+from forge_web.oauth_resource import metadata_path
+from forge_web.strict_json import StrictJsonBodies
 
-__all__ = ["MCP_PATH", "McpEndpoint"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+__all__ = ["McpEndpoint"]
 
 
 class McpEndpoint:
     """The ``/mcp`` ASGI application, its calls going into ``django_app``."""
 
-    def __init__(self, django_app: ASGIApp) -> None:
+    def __init__(self, django_app: ASGI3Application) -> None:
         self._django = django_app
         self.server = build_server(self._client_for)
+        self.gateway = build_gateway(self._gateway_client_for)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        # The SDK's DNS-rebinding guard protects servers that trust whoever can reach
+        # them; these trust only bearer tokens, and the API checks ALLOWED_HOSTS.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         starlette_app = self.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             max_request_body_size=limit,
-            # The SDK's DNS-rebinding guard protects servers that trust whoever can reach
-            # them; this one trusts only bearer tokens, and the API checks ALLOWED_HOSTS.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            transport_security=security,
         )
-        self._app = BodyLimit(starlette_app, limit)
+        gateway_app = self.gateway.streamable_http_app(
+            streamable_http_path=GATEWAY_PATH,
+            stateless_http=True,
+            max_request_body_size=limit,
+            transport_security=security,
+        )
+        # Bounded first, then read as every JSON body is (forge_web.strict_json).
+        self._app = BodyLimit(StrictJsonBodies(starlette_app), limit)
+        self._gateway_app = BodyLimit(StrictJsonBodies(gateway_app), limit)
 
-    def handles(self, scope: Scope) -> bool:
-        path = str(scope.get("path", ""))
-        return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Runs the SDK's session managers (``/mcp``'s and the gateway's): enter it once,
+        before serving (the site's lifespan does: ``forge_web.mcp_startup``)."""
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.server.session_manager.run())
+            await stack.enter_async_context(self.gateway.session_manager.run())
+            yield
 
-    def lifespan(self) -> AbstractAsyncContextManager[None]:
-        """Runs the SDK's session manager: enter it once, before serving."""
-        return self.server.session_manager.run()
-
-    def in_front_of(self, app: ASGIApp) -> ASGIApp:
-        """An HTTP application that serves ``/mcp`` here and every other path by ``app``."""
-
-        async def route(scope: Scope, receive: Receive, send: Send) -> None:
-            await (self if self.handles(scope) else app)(scope, receive, send)
-
-        return route
-
-    def lifespan_app(self) -> ASGIApp:
-        """The ASGI lifespan protocol's application: the session manager runs from the
-        server's startup to its shutdown; a failure to start stops the server."""
-
-        async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
-            await receive()  # lifespan.startup
-            started = False
-            try:
-                async with self.lifespan():
-                    await send({"type": "lifespan.startup.complete"})
-                    started = True
-                    await receive()  # lifespan.shutdown
-            except Exception as exc:
-                phase = "shutdown" if started else "startup"
-                await send({"type": f"lifespan.{phase}.failed", "message": repr(exc)})
-                return
-            await send({"type": "lifespan.shutdown.complete"})
-
-        return lifespan
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
         token = _bearer(scope)
         if token is None:
+            if not _host_allowed(scope):  # the challenge names a URL on this host
+                await _answer(send, *_refused(400, "Bad Request"))
+                return
             detail = "An API token is required: Authorization: Bearer <token>"
-            await _answer(send, *_refused(401, detail))
+            status, body, _ = _refused(401, detail)
+            await _answer(send, status, body, _challenge(scope))
             return
         refusal = await self._refusal(scope, token)
         if refusal is not None:
             await _answer(send, *refusal)
             return
-        await self._app(scope, receive, send)
+        await (self._gateway_app if is_gateway(scope) else self._app)(scope, receive, send)
 
     async def _refusal(self, scope: Scope, token: str) -> _Refusal | None:
         """Why the API refuses this token here (its answer to ``GET /me``), or None."""
@@ -128,13 +125,22 @@ class McpEndpoint:
         if not (isinstance(body, dict) and "code" in body):
             # Django's own refusals (a host outside ALLOWED_HOSTS) are HTML pages.
             return _refused(response.status_code, response.reason_phrase or "Refused")
+        if response.status_code == 401:
+            return 401, response.content, _challenge(scope, error="invalid_token")
         challenges = response.headers.get_list("www-authenticate")
         headers = [(b"www-authenticate", value.encode()) for value in challenges]
         return response.status_code, response.content, headers
 
+    def _client_for(self, ctx: Context[Any, Any]) -> AbstractAsyncContextManager[AsyncForgeClient]:
+        return self._client_of(ctx.request_context.request)
+
+    def _gateway_client_for(
+        self, ctx: ServerRequestContext[Any]
+    ) -> AbstractAsyncContextManager[AsyncForgeClient]:
+        return self._client_of(ctx.request)
+
     @asynccontextmanager
-    async def _client_for(self, ctx: Context[Any, Any]) -> AsyncIterator[AsyncForgeClient]:
-        request = ctx.request_context.request
+    async def _client_of(self, request: object) -> AsyncIterator[AsyncForgeClient]:
         scope = getattr(request, "scope", None)
         token = None if scope is None else _bearer(scope)
         if scope is None or token is None:  # only an HTTP request that passed __call__ comes
@@ -158,6 +164,16 @@ class McpEndpoint:
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="forge"')]
 
 
+def _challenge(scope: Scope, error: str | None = None) -> list[tuple[bytes, bytes]]:
+    """A 401's ``WWW-Authenticate``: where this endpoint's protected resource metadata is
+    (RFC 9728 section 5.1), and with ``error`` why the token presented was refused."""
+    endpoint = GATEWAY_PATH if is_gateway(scope) else MCP_PATH
+    metadata = _site(scope) + metadata_path(endpoint)
+    problem = f'error="{error}", ' if error else ""
+    value = f'Bearer realm="forge", {problem}resource_metadata="{metadata}"'
+    return [(b"www-authenticate", value.encode("latin-1"))]
+
+
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name.lower() == b"authorization":
@@ -165,6 +181,14 @@ def _bearer(scope: Scope) -> str | None:
             token = token.strip()
             return token if scheme.lower() == "bearer" and token and token.isascii() else None
     return None
+
+
+def _host_allowed(scope: Scope) -> bool:
+    """Whether the request's Host is one of ``ALLOWED_HOSTS`` (the API checks it for
+    requests with a token; a 401 without one must not name another site's URL)."""
+    host = _site(scope).partition("://")[2]
+    domain, _ = split_domain_port(host)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
 def _site(scope: Scope) -> str:
@@ -189,7 +213,9 @@ def _refused(status: int, detail: str) -> _Refusal:
     return status, json.dumps(body).encode(), _CHALLENGE if status == 401 else []
 
 
-async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def _answer(
+    send: ASGISendCallable, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
     headers = [
         *headers,
         (b"content-type", b"application/json"),

@@ -19,29 +19,30 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from asgiref.typing import (
+    ASGI3Application,
+    ASGIReceiveCallable,
+    ASGIReceiveEvent,
+    ASGISendCallable,
+    Scope,
+)
+
+from forge_web.mcp_path import MCP_PATH, is_mcp
 
 if TYPE_CHECKING:
     from forge_web.mcp import McpEndpoint
 
-__all__ = ["MCP_PATH", "DeferredMcp"]
+__all__ = ["DeferredMcp"]
 
 logger = logging.getLogger(__name__)
-
-MCP_PATH = "/mcp"
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class DeferredMcp:
     """``/mcp`` in front of ``django_app``, built when the server's lifespan starts."""
 
-    def __init__(self, django_app: ASGIApp) -> None:
+    def __init__(self, django_app: ASGI3Application) -> None:
         self._django = django_app
         self._endpoint: McpEndpoint | None = None
         self._error: str | None = None
@@ -49,25 +50,22 @@ class DeferredMcp:
         self._ready: asyncio.Event | None = None
         self._wanted: asyncio.Event | None = None
 
-    @staticmethod
-    def handles(scope: Scope) -> bool:
-        path = str(scope.get("path", ""))
-        return scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/"))
-
-    def in_front_of(self, app: ASGIApp) -> ASGIApp:
+    def in_front_of(self, app: ASGI3Application) -> ASGI3Application:
         """An HTTP application that serves ``/mcp`` here and every other path by ``app``."""
 
-        async def route(scope: Scope, receive: Receive, send: Send) -> None:
-            await (self if self.handles(scope) else app)(scope, receive, send)
+        async def route(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+            await (self if is_mcp(scope) else app)(scope, receive, send)
 
         return route
 
-    def lifespan_app(self) -> ASGIApp:
+    def lifespan_app(self) -> ASGI3Application:
         """The ASGI lifespan protocol's application: startup completes at once; the
         endpoint is built on the first ``/mcp`` request and its session manager runs
         from then until shutdown."""
 
-        async def lifespan(scope: Scope, receive: Receive, send: Send) -> None:
+        async def lifespan(
+            scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+        ) -> None:
             await receive()  # lifespan.startup
             # Made here, in the server's event loop, for this lifespan: a session
             # manager runs once, so each lifespan builds its own endpoint.
@@ -86,7 +84,7 @@ class DeferredMcp:
 
         return lifespan
 
-    async def _serve_until(self, shutdown: asyncio.Future[Message]) -> None:
+    async def _serve_until(self, shutdown: asyncio.Future[ASGIReceiveEvent]) -> None:
         assert self._ready is not None
         try:
             endpoint = await asyncio.to_thread(self._build)
@@ -101,11 +99,15 @@ class DeferredMcp:
             self._ready.set()
 
     def _build(self) -> McpEndpoint:
+        # Imported here, in a thread, on the first /mcp request: the SDK's import is what
+        # this module exists to defer (there is no import circle: mcp_path holds the path).
         from forge_web.mcp import McpEndpoint
 
         return McpEndpoint(self._django)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(
+        self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
         if self._started and self._ready is not None and self._wanted is not None:
             self._wanted.set()
             await self._ready.wait()
@@ -120,7 +122,7 @@ class DeferredMcp:
         await self._endpoint(scope, receive, send)
 
 
-async def _unavailable(send: Send, detail: str) -> None:
+async def _unavailable(send: ASGISendCallable, detail: str) -> None:
     body = json.dumps({"detail": detail, "code": "mcp_unavailable"}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 503, "headers": headers})

@@ -1,4 +1,5 @@
-"""Forge's URL map: pages, the accounts pages, and the API at /api/v1/."""
+"""Forge's URL map: pages, the accounts pages, the API at /api/v1/, and the OAuth server
+of MCP authorization (/oauth/, /.well-known/)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from django.templatetags.static import static
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.views.generic import RedirectView
 
-from forge_web import views
+from forge_web import oauth_resource, views
 from forge_web.api import api
-from runs import metrics_views
+from runs import metrics_views, prometheus_views
 
 
 def _api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
@@ -28,15 +29,22 @@ def _moved_to(url: str) -> object:
 
 API_DOCS = "/api/v1/docs"
 
+# A 500 that meets the database away is answered 503 with Retry-After (forge_web.outages).
+handler500 = "forge_web.outages.server_error"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/", include("accounts.urls")),
+    # MCP authorization: Forge's OAuth 2.1 server and its endpoints' resource metadata.
+    path("", include("accounts.oauth_urls")),
+    *oauth_resource.urlpatterns,
     path("plans/", include("plans.urls")),
     path("runs/", include("runs.urls")),
     path("", include("reviews.urls")),  # /review/ and /runs/<id>/replans/
     path("audit/", include("audit.urls")),
     path("evaluations/", include("evaluations.urls")),
     path("metrics/", metrics_views.metrics_page, name="metrics"),
+    path("metrics/prometheus", prometheus_views.prometheus_metrics, name="prometheus"),
     path("api/v1/", _api_urls()),
     # The URLs people type for the API docs (Swagger UI answers at /api/v1/docs only).
     path("api/v1/docs/", _moved_to(API_DOCS)),

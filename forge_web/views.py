@@ -18,7 +18,9 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "sections": sections,
         "unread": unread_count(user),
-        "needs_you": sum(s.count for s in sections if s.name in ("reviews", "steps", "failed")),
+        "needs_you": sum(
+            s.count for s in sections if s.name in ("reviews", "steps", "reconcile", "failed")
+        ),
     }
     return render(request, "home.html", context)
 

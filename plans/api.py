@@ -3,7 +3,8 @@
 Reads need ``plan.view`` (``tool.view`` for /tools), creating a plan ``plan.create``, a
 new version ``plan.edit``, compiling ``plan.compile``, approving and rejecting
 ``plan.approve`` (never of one's own version), refreshing the MCP tools ``tool.manage``.
-Writes go through ``plans.services``.
+Writes go through ``plans.services``. The calls that compile a plan or ask the planner
+count against ``FORGE_API_COMPILE_RATE`` as well as ``FORGE_API_RATE`` (accounts.throttling).
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.
@@ -14,14 +15,14 @@ from typing import Annotated, Any
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from ninja import Path, Query, Router, Status
 from ninja.pagination import paginate
 
 from accounts.permissions import require_permission
-from forge.plan import PlanDocument
-from plans import catalogue, compilation, planning, services
-from plans.documents import read_document
+from accounts.throttling import EXPENSIVE
+from forge.ids import MAX_ID
+from plans import catalogue, compilation, generation, planning, services
+from plans.documents import Received, read_document
 from plans.errors import UnknownVersion
 from plans.models import Approval, Plan, PlannerProposal, PlanVersion
 from plans.schemas import (
@@ -29,11 +30,11 @@ from plans.schemas import (
     ApprovalOut,
     CompileOut,
     DecisionIn,
+    DecisionOut,
     DiffOut,
     DiffQuery,
     DocumentIn,
     ExportQuery,
-    GeneratedOut,
     GenerateIn,
     PlanDetailOut,
     PlanFilters,
@@ -49,7 +50,7 @@ from plans.schemas import (
 
 router = Router(tags=["plans"])
 
-PlanId = Annotated[int, Path(ge=1, le=2**63 - 1, example=1)]
+PlanId = Annotated[int, Path(ge=1, le=MAX_ID, example=1)]
 Number = Annotated[int, Path(ge=1, le=MAX_NUMBER, example=1)]
 
 EXPORT_TYPES = {
@@ -65,45 +66,54 @@ _HEAVY = ("document", "diagnostics", "performed_side_effects", "layout")
 # --- Plans ------------------------------------------------------------------------------
 
 
-@router.post("/plans", response={201: PlanDetailOut})
+@router.post("/plans", response={201: PlanDetailOut}, throttle=EXPENSIVE)
 @require_permission("plan.create")
 def create_plan(request: HttpRequest, body: PlanIn) -> Status:
     """Import a plan: version 1 is compiled and saved with its diagnostics, even errors."""
-    document, fmt = _read(body)
+    received = _read(body)
     version = services.create_plan(
-        request.auth, body.name, document, source_format=fmt, note=body.note, submit=body.submit
-    )
+        request.auth, body.name, received.document, source_format=received.format,
+        note=body.note, submit=body.submit, import_warnings=received.warnings,
+    )  # fmt: skip
     return Status(201, _plan_detail(version.plan_id))
 
 
-@router.post("/plans/generate", response={201: GeneratedOut})
+@router.post("/plans/generate", response={202: ProposalOut}, throttle=EXPENSIVE)
 @require_permission("plan.create")
 def generate_plan(request: HttpRequest, body: GenerateIn) -> Status:
-    """Ask the deployment's planner (``FORGE_PLANNER``) for a plan for ``goal``: version 1,
-    authored by you and made by the planner, with its rationale, tokens, cost and model.
-    An answer that does not compile goes back to the planner with its diagnostics, up to
-    ``FORGE_PLANNER_ATTEMPTS``; then the last attempt is saved with its errors. 503
-    ``planner_not_configured`` without a planner; the model's code (``model_timeout``,
-    ``model_unreachable``, ...) or ``invalid_plan_output`` when it gave no plan, with the
-    recorded ``proposal``."""
-    row = planning.generate_plan(
+    """Ask the deployment's planner (``FORGE_PLANNER``) for a plan for ``goal``. Answers
+    at once (202) with the proposal, ``working``: a worker asks the planner, and
+    ``GET /plans/proposals/{id}`` says how far it got (``attempt`` of ``max_attempts``,
+    ``progress`` in words, ``elapsed_seconds``). An answer that does not compile goes back
+    to the planner with its diagnostics, up to ``FORGE_PLANNER_ATTEMPTS``. What it
+    proposes becomes version 1 of a new plan, your ``draft`` (``editor`` opens it): you
+    submit it for review. A planner that gives no plan ends the proposal ``failed`` with
+    the model's code. 503 ``planner_not_configured`` without a planner."""
+    row = generation.start(
         request.auth, body.goal, context=body.context, constraints=body.constraints,
         name=body.name,
     )  # fmt: skip
-    version = row.version
-    assert version is not None
-    editor = reverse("plans:edit", kwargs={"plan_id": version.plan_id})
-    return Status(201, {
-        "plan": version.plan_id, "version": version.number, "status": version.status,
-        "editor": f"{editor}?version={version.number}", "proposal": planning.proposal_data(row),
-    })  # fmt: skip
+    return Status(202, planning.proposal_data(_proposals().get(pk=row.pk)))
 
 
 @router.get("/plans/proposals/{proposal_id}", response=ProposalOut)
 @require_permission("plan.view")
 def get_proposal(request: HttpRequest, proposal_id: PlanId) -> dict[str, Any]:
-    """A planner's transcript: what it was asked and answered, attempt by attempt."""
-    return planning.proposal_data(get_object_or_404(_proposals(), pk=proposal_id))
+    """A planner's transcript: what it was asked and answered, attempt by attempt, and
+    while it works how far it got. Another person's request is theirs (403
+    ``not_your_proposal``) until it made a version."""
+    row = get_object_or_404(_proposals(), pk=proposal_id)
+    return planning.proposal_data(generation.readable(row, request.auth))
+
+
+@router.post("/plans/proposals/{proposal_id}/cancel", response=ProposalOut)
+@require_permission("plan.create")
+def cancel_proposal(request: HttpRequest, proposal_id: PlanId) -> dict[str, Any]:
+    """Stop the planner working on your request: between attempts, and an answer still
+    on its way is discarded; no version is saved. 403 ``not_your_proposal`` for another
+    person's, 409 ``proposal_finished`` once the planner answered."""
+    row = get_object_or_404(_proposals(), pk=proposal_id)
+    return planning.proposal_data(generation.cancel(row, request.auth))
 
 
 @router.get("/plans", response=list[PlanOut])
@@ -145,25 +155,28 @@ def get_version(request: HttpRequest, plan_id: PlanId, n: Number) -> PlanVersion
     return _version(plan_id, n)
 
 
-@router.post("/plans/{plan_id}/versions", response={201: VersionOut})
+@router.post("/plans/{plan_id}/versions", response={201: VersionOut}, throttle=EXPENSIVE)
 @require_permission("plan.edit")
 def create_version(request: HttpRequest, plan_id: PlanId, body: VersionIn) -> Status:
     """Save an edited document as the next version (from ``parent``, else the latest)."""
     plan = get_object_or_404(Plan, pk=plan_id)
     parent = None if body.parent is None else _named_version(plan.pk, body.parent)
-    document, fmt = _read(body)
+    received = _read(body)
     version = services.create_version(
-        plan, request.auth, document, parent=parent, source_format=fmt, note=body.note,
-        replan_reason=body.replan_reason, submit=body.submit,
+        plan, request.auth, received.document, parent=parent, source_format=received.format,
+        note=body.note, replan_reason=body.replan_reason, submit=body.submit,
         layout=body.layout.positions if body.layout else None,
+        import_warnings=received.warnings,
     )  # fmt: skip
     return Status(201, _version(plan.pk, version.number))
 
 
-@router.post("/plans/{plan_id}/versions/{n}/approve", response=ApprovalOut)
+@router.post("/plans/{plan_id}/versions/{n}/approve", response=DecisionOut)
 @require_permission("plan.approve")
 def approve_version(request: HttpRequest, plan_id: PlanId, n: Number, body: DecisionIn) -> Any:
-    """Approve a submitted version without compile errors (403 for its author)."""
+    """Approve a submitted version without compile errors (403 for its author). Under
+    approval rules the approval may count without being enough: ``version_status`` stays
+    ``awaiting_approval`` and ``waiting_for`` says what the rules still lack."""
     return services.approve(_version(plan_id, n), request.auth, body.comment)
 
 
@@ -210,15 +223,16 @@ def export(request: HttpRequest, plan_id: PlanId, n: Number, query: Query[Export
 # --- Compile and tools ------------------------------------------------------------------
 
 
-@router.post("/compile", response=CompileOut)
+@router.post("/compile", response=CompileOut, throttle=EXPENSIVE)
 @require_permission("plan.compile")
 def compile_plan(request: HttpRequest, body: DocumentIn) -> HttpResponse:
-    """Compile a document with this deployment's tools and policy; nothing is saved."""
-    document, _ = _read(body)
+    """Compile a document with this deployment's tools and policy; nothing is saved. What
+    reading Mermaid source warns of (``flattened_decision``) is among the diagnostics."""
+    received = _read(body)
     # The core's to_data is CompileOut already; ninja's validation of it object by object
     # cost a fifth of the request for a 500-step plan (bench.api_compile), so it is sent
     # as is. The tests assert this answer's exact JSON.
-    data = compilation.compile_document(document).to_data()
+    data = compilation.compile_document(received.document).noting(received.warnings).to_data()
     return JsonResponse(data, content_type="application/json; charset=utf-8")
 
 
@@ -253,20 +267,22 @@ def _proposals() -> QuerySet[PlannerProposal]:
     return PlannerProposal.objects.select_related("requested_by", "version")
 
 
-def _read(body: DocumentIn) -> tuple[PlanDocument, str]:
+def _read(body: DocumentIn) -> Received:
     return read_document(document=body.document, source=body.source, format=body.format)
 
 
 def _versions() -> QuerySet[PlanVersion]:
-    parent = ("parent__document", "parent__diagnostics", "parent__performed_side_effects")
-    return PlanVersion.objects.select_related("author", "parent").defer(*parent)
+    # Of the parent and of the version that superseded it, only the number is shown.
+    heavy = tuple(f"{link}__{name}" for link in ("parent", "superseded_by") for name in _HEAVY)
+    return PlanVersion.objects.select_related("author", "parent", "superseded_by").defer(*heavy)
 
 
 def _plans() -> QuerySet[Plan]:
     latest = tuple(f"latest_version__{name}" for name in _HEAVY)
-    parent = tuple(f"latest_version__parent__{name}" for name in _HEAVY)
-    related = ("created_by", "latest_version__author", "latest_version__parent")
-    return Plan.objects.select_related(*related).defer(*latest, *parent)
+    links = ("parent", "superseded_by")
+    linked = tuple(f"latest_version__{link}__{name}" for link in links for name in _HEAVY)
+    related = ("created_by", "latest_version__author", *(f"latest_version__{n}" for n in links))
+    return Plan.objects.select_related(*related).defer(*latest, *linked)
 
 
 def _plan_detail(plan_id: int) -> Plan:

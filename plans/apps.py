@@ -7,6 +7,7 @@ class PlansConfig(AppConfig):
     def ready(self) -> None:
         from django.core import checks
 
-        from plans.checks import mcp_servers_check
+        from plans.checks import approval_rules_check, mcp_servers_check
 
         checks.register(mcp_servers_check)
+        checks.register(approval_rules_check)

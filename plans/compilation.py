@@ -32,7 +32,7 @@ from django.core.exceptions import ImproperlyConfigured
 from forge.compiler import CompileResult, ExecutableGraph, GraphCompiler, PerformedSideEffect
 from forge.plan import ImportLimits, PlanDocument, from_data
 from forge.tools import DEFAULT_POLICY, Policy, PolicyEngine, PolicyError, ToolRegistry
-from plans.errors import VersionHasErrors, VersionNotApproved
+from plans.errors import VersionHasErrors, VersionNotApproved, VersionSuperseded
 
 if TYPE_CHECKING:
     from forge.toolbox import Toolbox, ToolboxSnapshot
@@ -178,8 +178,10 @@ def runnable_graph(version: PlanVersion) -> ExecutableGraph:
     """The graph to run ``version`` with: it must be approved and compile now.
 
     Raises ``VersionNotApproved`` (409 ``not_approved``) unless the version's status is
-    approved, and ``VersionHasErrors`` (409 ``has_errors``, with the error diagnostics)
-    when it does not compile with today's tools and policy, even if it did when stored.
+    approved (``VersionSuperseded``, 409 ``superseded``, when a newer version of the plan
+    was submitted while it waited), and ``VersionHasErrors`` (409 ``has_errors``, with
+    the error diagnostics) when it does not compile with today's tools and policy, even
+    if it did when stored.
     """
     from plans.models import VersionStatus
 
@@ -188,6 +190,8 @@ def runnable_graph(version: PlanVersion) -> ExecutableGraph:
             f"version {version.number} has compile errors and cannot be run",
             diagnostics=[d for d in version.diagnostics if d.get("severity") == "error"],
         )
+    if version.status == VersionStatus.SUPERSEDED:
+        raise VersionSuperseded.of(version, "run")
     if version.status != VersionStatus.APPROVED:
         raise VersionNotApproved(
             f"version {version.number} is {version.status}; only an approved version can be run"

@@ -15,15 +15,24 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 
 from forge.errors import PlanDocumentError
-from forge.plan import ImportLimits, PlanDocument, detect_format, from_data, to_data
-from forge.plan import load_plan as load_text
+from forge.plan import (
+    ImportedPlan,
+    ImportLimits,
+    ImportWarning,
+    PlanDocument,
+    detect_format,
+    from_data,
+    import_plan,
+    to_data,
+)
 
-__all__ = ["import_limits", "read_document", "storable_text"]
+__all__ = ["Received", "import_limits", "read_document", "storable_text"]
 
 # "\\u0000" preceded by an even number of backslashes: JSON's spelling of a NUL character,
 # not the text "\\u0000" (whose backslash JSON doubles).
@@ -31,31 +40,47 @@ _ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def import_limits() -> ImportLimits:
+    """The settings' limits, named in each refusal: the node limit is the step limit's
+    (50 nodes a step), as the CLI's is ``--max-steps``'s."""
     return ImportLimits(
-        max_bytes=settings.FORGE_MAX_PLAN_BYTES, max_steps=settings.FORGE_MAX_PLAN_STEPS
+        max_bytes=settings.FORGE_MAX_PLAN_BYTES,
+        max_steps=settings.FORGE_MAX_PLAN_STEPS,
+        bytes_setting="FORGE_MAX_PLAN_BYTES",
+        steps_setting="FORGE_MAX_PLAN_STEPS",
     )
+
+
+@dataclass(frozen=True)
+class Received:
+    """A document as the API received it: the format it came in, and what reading its
+    source text warned of (``forge.plan.ImportWarning``: a Mermaid decision whose
+    branches all run), which the compile answer and the version's diagnostics carry."""
+
+    document: PlanDocument
+    format: str
+    warnings: tuple[ImportWarning, ...] = ()
 
 
 def read_document(
     *, document: Any = None, source: str | None = None, format: str | None = None
-) -> tuple[PlanDocument, str]:
-    """The document and the format it came in: ``document`` (plain data, "json"), or
-    ``source`` text in ``format`` (detected when not given)."""
+) -> Received:
+    """``document`` (plain data, "json"), or ``source`` text in ``format`` (detected
+    when not given)."""
     limits = import_limits()
     if document is not None:
         # from_data checks depth and step count first; the body's size is already bounded
         # by Django's DATA_UPLOAD_MAX_MEMORY_SIZE, so parsing before measuring is cheap.
-        parsed, fmt = from_data(document, limits), "json"
+        imported, fmt = ImportedPlan(from_data(document, limits)), "json"
     elif source is not None:
         fmt = format or detect_format(source)
-        parsed = load_text(source, fmt, limits)  # measures the source's bytes first
+        imported = import_plan(source, fmt, limits)  # measures the source's bytes first
     else:
         raise PlanDocumentError("give a document, or a source and its format")
     # YAML can spell NaN and NUL, JSON lone surrogates: check what would be stored.
-    stored = _storable_json(to_data(parsed))
+    stored = _storable_json(to_data(imported.document))
     if document is not None:
         limits.check_size(len(stored))
-    return parsed, fmt
+    return Received(imported.document, fmt, imported.warnings)
 
 
 def storable_text(value: str) -> bool:

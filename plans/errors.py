@@ -45,7 +45,41 @@ class VersionNotApproved(VersionConflict):
     code = "not_approved"
 
 
+class VersionSuperseded(VersionConflict):
+    """A newer version of the plan was submitted: this one can be neither decided nor run
+    (nor submitted, for a draft older than a version already submitted). The answer names
+    the newer version (``superseded_by``, its number)."""
+
+    code = "superseded"
+
+    def __init__(self, message: str, *, newer: int | None) -> None:
+        super().__init__(message)
+        self.details = {"superseded_by": newer}
+
+    @classmethod
+    def of(cls, version: Any, verb: str) -> VersionSuperseded:
+        """The refusal to ``verb`` a superseded ``version`` (a ``PlanVersion``)."""
+        newer = version.superseded_by.number if version.superseded_by_id else None
+        return cls(
+            f"version {version.number} was superseded by v{newer} and cannot be {verb}: "
+            "a newer version of the plan is the one to review and run",
+            newer=newer,
+        )
+
+
 class UnknownVersion(ForgeError, LookupError):
     """A version named in a body or query that the plan does not have (404)."""
 
     code = "not_found"
+
+
+class NotYourProposal(ForgeError, PermissionError):
+    """A planner's work in progress is its requester's until it made a version (403)."""
+
+    code = "not_your_proposal"
+
+
+class ProposalFinished(ForgeError):
+    """The planner already answered: there is nothing left to cancel (409)."""
+
+    code = "proposal_finished"

@@ -16,11 +16,13 @@ from forge.tools import WRITE_CLASSES
 from plans.compilation import compile_version
 from plans.models import PlanVersion
 
-__all__ = ["impact_changes", "impact_view", "version_impact"]
+__all__ = ["impact_changes", "impact_view", "version_impact", "version_pauses"]
 
 
 def version_impact(version: PlanVersion) -> Impact | None:
-    if version.impact is not None:
+    # An impact stored before it listed its tools is computed again: a rule on tools
+    # must never miss one because the stored summary was older than the rule.
+    if version.impact is not None and "tools" in version.impact:
         return Impact.from_data(version.impact)
     if version.has_errors:
         return None
@@ -66,3 +68,20 @@ def impact_changes(old: PlanVersion, new: PlanVersion) -> list[str]:
     if before is None or after is None:
         return []
     return list(compare_impact(before, after))
+
+
+def version_pauses(version: PlanVersion) -> list[dict[str, Any]] | None:
+    """The steps of ``version`` that will wait for a person's approval, each with why
+    (``{"step", "reasons"}``, from its stored ``approval_required`` diagnostics); ``None``
+    for a version with compile errors, whose pauses are not known."""
+    if version.has_errors:
+        return None
+    return [_pause(item) for item in version.diagnostics if item.get("code") == "approval_required"]
+
+
+def _pause(diagnostic: dict[str, Any]) -> dict[str, Any]:
+    # The compiler's message is "step 'x' will wait for approval: reason; reason".
+    message = str(diagnostic.get("message", ""))
+    _, found, reasons = message.partition("will wait for approval: ")
+    nodes = diagnostic.get("nodes") or [""]
+    return {"step": nodes[0], "reasons": reasons.split("; ") if found else [message]}

@@ -42,9 +42,12 @@ class VersionStatus(models.TextChoices):
     # A reviewer asked the author for changes: like a rejection it cannot run, and the
     # author answers with a new version (the review threads say what to change).
     CHANGES_REQUESTED = "changes_requested"
+    # It waited for review when a newer version of its plan was submitted: it left the
+    # queues and can be neither decided nor run (``superseded_by`` names the newer one).
+    SUPERSEDED = "superseded"
 
 
-REVIEW_FIELDS = frozenset({"status", "submitted"})
+REVIEW_FIELDS = frozenset({"status", "submitted", "superseded_by"})
 
 
 class PlanVersion(models.Model):
@@ -80,6 +83,10 @@ class PlanVersion(models.Model):
     submitted = models.BooleanField(default=True)  # False: a draft, not yet asking for review
     status = models.CharField(
         max_length=20, choices=VersionStatus.choices, default=VersionStatus.AWAITING_APPROVAL
+    )
+    # The version whose submission superseded this one (status ``superseded``), else None.
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
     )
 
     class Meta:
@@ -128,6 +135,12 @@ class Approval(models.Model):
     comment = models.TextField(blank=True)
     content_hash = models.CharField(max_length=64, blank=True)  # what was approved
     signature = models.CharField(max_length=64, blank=True)  # plans.gate, for approvals
+    # The reviewer's teams when they decided (approval rules count them; signed with an
+    # approval, shown in the audit trail).
+    teams = models.JSONField(default=list, blank=True)
+    # The rules version the decision was judged under (plans.RulesVersion.number); 0 for
+    # the FORGE_APPROVAL_RULES file or four eyes alone.
+    rules_version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -144,6 +157,8 @@ class ProposalKind(models.TextChoices):
 
 
 class ProposalStatus(models.TextChoices):
+    WORKING = "working"  # asked: a worker is (or will be) asking the planner
+    CANCELLED = "cancelled"  # its person stopped it: no version, whatever came after
     PROPOSED = "proposed"  # a version that compiles
     DOES_NOT_COMPILE = "does_not_compile"  # the last attempt, saved with its errors
     FAILED = "failed"  # no version: the planner gave no usable answer
@@ -158,7 +173,12 @@ class PlannerProposal(models.Model):
     four-eyes rule keeps them from approving it. ``attempts`` holds each answer with what
     the planner was told (summarised), its problems, tokens, cost and model
     (``forge.planners.proposals.Attempt.to_data``). A proposal that failed is kept too,
-    with the request, so nothing a person typed or a planner said is lost."""
+    with the request, so nothing a person typed or a planner said is lost.
+
+    "New plan from a goal" records the proposal ``working`` before a worker asks the
+    planner (``plans.generation``): ``attempt`` is the attempt being asked (0 before a
+    worker took it), of at most ``max_attempts``, and ``attempts`` grows as answers come
+    back, so the page shows the work in progress."""
 
     kind = models.CharField(max_length=10, choices=ProposalKind.choices)
     requested_by = models.ForeignKey(
@@ -174,6 +194,7 @@ class PlannerProposal(models.Model):
     goal = models.TextField()
     context = models.TextField(blank=True)
     constraints = models.TextField(blank=True)
+    name = models.CharField(max_length=200, blank=True)  # the new plan's name, if given
     planner = models.CharField(max_length=200)
     model = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=20, choices=ProposalStatus.choices)
@@ -183,10 +204,49 @@ class PlannerProposal(models.Model):
     tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0.0)
     attempts = models.JSONField(default=list)
+    attempt = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.kind} by {self.planner} for {self.requested_by_id}"
+
+
+class RulesStatus(models.TextChoices):
+    PROPOSED = "proposed"  # saved by an admin, waiting for a second admin
+    IN_FORCE = "in_force"  # the rules every judgement uses
+    SUPERSEDED = "superseded"  # was in force, or waited, until a later version
+
+
+class RulesVersion(models.Model):
+    """One version of the approval rules (SPEC section 10), as an admin wrote it on the
+    Rules page or the API. It is in force only once a second admin approved it
+    (``plans.rules_changes``); the one in force is the newest ``in_force`` version, else
+    the ``FORGE_APPROVAL_RULES`` file."""
+
+    number = models.PositiveIntegerField(unique=True)
+    text = models.TextField()  # as written (JSON or YAML): what the diff shows
+    data = models.JSONField()  # RuleSet.to_data(): what is judged
+    status = models.CharField(
+        max_length=12, choices=RulesStatus.choices, default=RulesStatus.PROPOSED
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="rules_proposed"
+    )
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="rules_approved",
+        null=True,
+        blank=True,
+    )
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-number"]

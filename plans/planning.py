@@ -4,11 +4,10 @@
 ``planner_from_spec`` over the deployment's tools (again when the spec, the endpoint or
 the tools change). ``ask`` puts one question to it through the core's bounded retry loop
 (``forge.planners.proposals.propose``: an answer that does not compile goes back with its
-diagnostics) and ``record`` keeps the transcript as a ``PlannerProposal``, whatever came
-of it. ``generate_plan`` is "New plan from a goal": version 1 of a new plan, authored by
-the person who asked (so the four-eyes rule keeps them from approving it), made by the
-planner, with its rationale as the version's note. Automatic replans (``runs.replanning``)
-use ``ask`` and ``record`` the same way.
+diagnostics), telling a caller of each attempt and stopping when the caller cancels;
+``record`` keeps the transcript of an answered question as a ``PlannerProposal``,
+whatever came of it. "New plan from a goal" asks on a worker (``plans.generation``);
+automatic replans (``runs.replanning``) use ``ask`` and ``record`` the same way.
 
 Errors keep their codes: ``planner_not_configured`` without ``FORGE_PLANNER``, the
 model's (``model_timeout``, ``model_unreachable``, ``model_http_error``, ...) when it gave
@@ -20,15 +19,14 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
 
-from accounts.permissions import ensure_permission
-from audit.services import record as audit
 from forge.compiler import CompileResult, PerformedSideEffect
 from forge.errors import ForgeError
 from forge.models.config import Endpoint
@@ -36,21 +34,23 @@ from forge.plan import PlanDocument
 from forge.planners import Observation, PlannerPort
 from forge.planners.config import planner_from_spec
 from forge.planners.proposals import Attempt, PlannerFailed, Proposal, propose
+from forge.planners.refusals import why_refused
 from forge.redaction import redact_text
 from plans import compilation
-from plans.models import PlannerProposal, PlanVersion, ProposalKind, ProposalStatus
-from plans.services import create_plan
+from plans.models import PlannerProposal, PlanVersion, ProposalStatus
 
 __all__ = [
-    "GenerationFailed",
     "PlannerNotConfigured",
     "Question",
     "ask",
     "configured",
     "deployment_planner",
-    "generate_plan",
     "goal_task",
+    "kept_attempts",
+    "outcome_fields",
+    "planner_examples",
     "planner_name",
+    "progress_words",
     "proposal_data",
     "record",
 ]
@@ -60,16 +60,6 @@ GOAL_CHARS, TEXT_CHARS = 2000, 8000
 
 class PlannerNotConfigured(ForgeError, RuntimeError):
     code = "planner_not_configured"
-
-
-class GenerationFailed(ForgeError, RuntimeError):
-    """The planner proposed no version; ``proposal`` is the recorded transcript's id."""
-
-    code = "planner_failed"
-
-    def __init__(self, message: str, *, code: str, proposal: int) -> None:
-        super().__init__(message, code=code)
-        self.details = {"proposal": proposal}
 
 
 def configured() -> bool:
@@ -108,6 +98,16 @@ def planner_name(planner: PlannerPort) -> str:
     return str(getattr(planner, "name", "") or settings.FORGE_PLANNER)
 
 
+def planner_examples() -> tuple[str, ...]:
+    """The goals the deployment's planner says it knows (a planner script's examples;
+    none for a model, or when no planner can be built)."""
+    try:
+        planner = deployment_planner()
+    except ForgeError:
+        return ()
+    return tuple(str(goal) for goal in getattr(planner, "examples", ()))
+
+
 def goal_task(goal: str, context: str = "", constraints: str = "") -> str:
     """The task a person's goal, context and constraints make for a planner."""
     parts = [goal.strip()]
@@ -133,9 +133,16 @@ class Question:
     run_id: int | None = None
 
 
-def ask(planner: PlannerPort, question: Question) -> Proposal | PlannerFailed:
+def ask(
+    planner: PlannerPort,
+    question: Question,
+    *,
+    progress: Callable[[int, tuple[Attempt, ...]], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Proposal | PlannerFailed:
     """The planner's proposal (its answers compiled with the deployment's compiler, with
-    the side effects already performed), or why it gave none."""
+    the side effects already performed), or why it gave none (``ProposalCancelled`` when
+    ``cancelled()`` said so between attempts)."""
 
     def compile_(document: PlanDocument) -> CompileResult:
         return compilation.compile_document(document, question.performed)
@@ -147,6 +154,8 @@ def ask(planner: PlannerPort, question: Question) -> Proposal | PlannerFailed:
             question.observation,
             compile_,
             max_attempts=settings.FORGE_PLANNER_ATTEMPTS,
+            progress=progress,
+            cancelled=cancelled,
         )
     except PlannerFailed as failed:
         return failed
@@ -159,13 +168,29 @@ def record(
     version: PlanVersion | None,
 ) -> PlannerProposal:
     """Keep the transcript of ``outcome`` (inside the caller's transaction, if any)."""
-    attempts: Iterable[Attempt]
+    return PlannerProposal.objects.create(
+        kind=question.kind,
+        requested_by=question.requested_by,
+        plan=version.plan if version is not None else None,
+        version=version,
+        run_id=question.run_id,
+        goal=redact_text(question.goal),
+        context=redact_text(question.context),
+        constraints=redact_text(question.constraints),
+        planner=planner_name(planner),
+        max_attempts=settings.FORGE_PLANNER_ATTEMPTS,
+        finished_at=timezone.now(),
+        **outcome_fields(outcome),
+    )
+
+
+def outcome_fields(outcome: Proposal | PlannerFailed) -> dict[str, Any]:
+    """What a proposal records of ``outcome``: its status, error, rationale, tokens, cost,
+    model and the (redacted) attempts."""
     if isinstance(outcome, PlannerFailed):
-        attempts, status = outcome.attempts, ProposalStatus.FAILED
-        error_code, error = outcome.code, outcome.message
+        status, error_code, error = ProposalStatus.FAILED, outcome.code, outcome.message
         rationale, tokens, cost, model = "", 0, 0.0, ""
     else:
-        attempts = outcome.attempts
         plan = outcome.plan
         if plan is None:
             status, error_code = ProposalStatus.FAILED, "invalid_plan_output"
@@ -180,28 +205,23 @@ def record(
             error = f"the plan still did not compile after {len(outcome.attempts)} attempt(s)"
         rationale = plan.rationale if plan is not None else ""
         tokens, cost, model = outcome.tokens, outcome.cost, outcome.model
-    kept = [_redacted(attempt.to_data()) for attempt in attempts]
-    tokens = tokens or sum(item["tokens"] for item in kept)
-    cost = cost or sum(item["cost"] for item in kept)
-    return PlannerProposal.objects.create(
-        kind=question.kind,
-        requested_by=question.requested_by,
-        plan=version.plan if version is not None else None,
-        version=version,
-        run_id=question.run_id,
-        goal=redact_text(question.goal),
-        context=redact_text(question.context),
-        constraints=redact_text(question.constraints),
-        planner=planner_name(planner),
-        model=model or next((a["model"] for a in reversed(kept) if a["model"]), ""),
-        status=status,
-        error_code=error_code,
-        error=redact_text(error),
-        rationale=redact_text(rationale),
-        tokens=tokens,
-        cost=cost,
-        attempts=kept,
-    )
+    kept = kept_attempts(outcome.attempts)
+    return {
+        "status": status,
+        "error_code": error_code,
+        "error": redact_text(error),
+        "rationale": redact_text(rationale),
+        "tokens": tokens or sum(item["tokens"] for item in kept),
+        "cost": cost or sum(item["cost"] for item in kept),
+        "model": model or next((a["model"] for a in reversed(kept) if a["model"]), ""),
+        "attempt": len(kept),
+        "attempts": kept,
+    }
+
+
+def kept_attempts(attempts: Iterable[Attempt]) -> list[dict[str, Any]]:
+    """``attempts`` as a transcript keeps them: as data, free text redacted."""
+    return [_redacted(attempt.to_data()) for attempt in attempts]
 
 
 def _redacted(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -211,64 +231,40 @@ def _redacted(attempt: dict[str, Any]) -> dict[str, Any]:
     return attempt
 
 
-def generate_plan(
-    user: Any, goal: str, *, context: str = "", constraints: str = "", name: str = ""
-) -> PlannerProposal:
-    """Ask the planner for version 1 of a new plan for ``goal``, authored by ``user``.
-
-    Returns the recorded proposal (``.version`` is the saved version: it compiles, or it
-    is the last attempt with its errors). Raises ``GenerationFailed`` with the planner's
-    error code when no answer was a plan document, after recording it."""
-    ensure_permission(user, "plan.create")
-    planner = deployment_planner()
-    question = Question(
-        ProposalKind.GENERATE,
-        user,
-        goal.strip()[:GOAL_CHARS],
-        goal_task(goal[:GOAL_CHARS], context[:TEXT_CHARS], constraints[:TEXT_CHARS]),
-        Observation(),
-        context=context[:TEXT_CHARS],
-        constraints=constraints[:TEXT_CHARS],
-    )
-    outcome = ask(planner, question)  # outside any transaction: a model may take its time
-    plan = None if isinstance(outcome, PlannerFailed) else outcome.plan
-    if plan is None:
-        with transaction.atomic():
-            row = record(planner, question, outcome, None)
-            audit(user.get_username(), "plan.generation_failed", "planner", row.pk, {
-                "planner": row.planner, "code": row.error_code, "attempts": len(row.attempts),
-                "tokens": row.tokens, "cost": row.cost, "model": row.model,
-            })  # fmt: skip
-        raise GenerationFailed(
-            f"the planner proposed no plan: {row.error} [{row.error_code}]",
-            code=row.error_code,
-            proposal=row.pk,
-        )
-    assert not isinstance(outcome, PlannerFailed)
-    version = create_plan(
-        user,
-        (name.strip() or question.goal)[:200],
-        plan.document,
-        note=plan.rationale or f"proposed by {planner_name(planner)}",
-        planner=planner_name(planner),
-    )
-    with transaction.atomic():
-        row = record(planner, question, outcome, version)
-        audit(user.get_username(), "plan.generated", "plan", version.plan_id, {
-            "plan": version.plan_id, "version": version.number, "proposal": row.pk,
-            "planner": row.planner, "status": row.status, "attempts": len(row.attempts),
-            "tokens": row.tokens, "cost": row.cost, "model": row.model,
-        })  # fmt: skip
-    return row
-
-
 def proposal_data(row: PlannerProposal) -> dict[str, Any]:
     """A proposal as the API answers it and the pages show it."""
+    finished = row.finished_at or (None if row.status == ProposalStatus.WORKING else row.created_at)
+    elapsed = ((finished or timezone.now()) - row.created_at).total_seconds()
+    editor = None
+    if row.version is not None:
+        url = reverse("plans:edit", kwargs={"plan_id": row.version.plan_id})
+        editor = f"{url}?version={row.version.number}"
     return {
         "id": row.pk, "kind": row.kind, "requested_by": row.requested_by.get_username(),
         "planner": row.planner, "model": row.model, "status": row.status,
         "error_code": row.error_code, "error": row.error, "rationale": row.rationale,
         "tokens": row.tokens, "cost": row.cost, "plan": row.plan_id,
         "version": row.version.number if row.version is not None else None,
-        "run": row.run_id, "attempts": row.attempts, "created_at": row.created_at,
+        "editor": editor, "run": row.run_id, "attempt": row.attempt,
+        "max_attempts": row.max_attempts, "progress": progress_words(row),
+        "elapsed_seconds": round(max(elapsed, 0.0), 1), "attempts": row.attempts,
+        "created_at": row.created_at, "finished_at": row.finished_at,
     }  # fmt: skip
+
+
+def progress_words(row: PlannerProposal) -> str:
+    """Where the planner's work stands, for the person waiting ("attempt 2 of 3: the
+    last answer had a cycle")."""
+    if row.status == ProposalStatus.CANCELLED:
+        return "cancelled: no plan was saved"
+    if row.status == ProposalStatus.FAILED:
+        return f"the planner proposed no plan: {row.error} [{row.error_code}]"
+    if row.status == ProposalStatus.DOES_NOT_COMPILE:
+        return f"{row.error}: its last attempt is saved with its errors"
+    if row.status == ProposalStatus.PROPOSED:
+        return "the planner proposed a plan that compiles"
+    if row.attempt == 0:
+        return "waiting for a worker to ask the planner"
+    words = f"attempt {row.attempt} of {row.max_attempts}"
+    why = why_refused(row.attempts[-1]) if row.attempts else ""
+    return f"{words}: {why}" if why else words

@@ -13,9 +13,11 @@ from pydantic import (
     model_validator,
 )
 
+from forge.tools import Risk, SideEffect
 from plans.documents import storable_text
 from plans.layout import LIMIT as LAYOUT_LIMIT
-from plans.models import Approval, Plan, PlanVersion
+from plans.models import Approval, Plan, PlanVersion, VersionStatus
+from plans.rules import shown_judgement
 
 MAX_NUMBER = 2_147_483_647  # PositiveIntegerField's ceiling on every database
 TEXT_LIMIT = 10_000
@@ -69,7 +71,13 @@ def _examples(*examples: dict[str, Any]) -> Any:
 
 
 Status = Literal[
-    "draft", "has_errors", "awaiting_approval", "approved", "rejected", "changes_requested"
+    "draft",
+    "has_errors",
+    "awaiting_approval",
+    "approved",
+    "rejected",
+    "changes_requested",
+    "superseded",
 ]
 ImportFormat = Literal["json", "yaml", "mermaid"]
 
@@ -195,11 +203,39 @@ class ApprovalOut(Schema):
     decision: Literal["approved", "rejected", "changes_requested"]
     comment: str
     content_hash: str = Field(description="the document's hash as the reviewer saw it")
+    teams: list[str] = Field(description="the reviewer's teams when they decided")
     created_at: datetime
 
     @staticmethod
     def resolve_reviewer(approval: Approval) -> str:
         return approval.reviewer_name
+
+
+class DecisionOut(ApprovalOut):
+    """A decision just made, with where it left the version: under approval rules an
+    approval may count without being enough (SPEC section 10)."""
+
+    version_status: str = Field(description="the version's status after this decision")
+    waiting_for: list[str] = Field(
+        description="what the approval rules still lack, in words ('rule payments needs 1 "
+        "of finance'); empty once approved or stopped"
+    )
+
+    @staticmethod
+    def resolve_version_status(approval: Approval) -> str:
+        return str(approval.version.status)
+
+    @staticmethod
+    def resolve_waiting_for(approval: Approval) -> list[str]:
+        return _waiting_for(approval.version)
+
+
+def _waiting_for(version: PlanVersion) -> list[str]:
+    """What the approval rules still lack for ``version`` while it awaits approval."""
+    if version.status != VersionStatus.AWAITING_APPROVAL:
+        return []
+    judgement = shown_judgement(version)
+    return [] if judgement is None else list(judgement.lacking())
 
 
 class VersionSummaryOut(Schema):
@@ -210,6 +246,10 @@ class VersionSummaryOut(Schema):
     has_errors: bool
     content_hash: str
     parent: int | None = Field(description="number of the version this derives from")
+    superseded_by: int | None = Field(
+        description="number of the newer version whose submission superseded this one "
+        "(status superseded), else null"
+    )
     replan_reason: str
     note: str
     author: str
@@ -226,8 +266,23 @@ class VersionSummaryOut(Schema):
         return version.parent.number if version.parent_id else None
 
     @staticmethod
+    def resolve_superseded_by(version: PlanVersion) -> int | None:
+        return version.superseded_by.number if version.superseded_by_id else None
+
+    @staticmethod
     def resolve_author(version: PlanVersion) -> str:
         return version.author.username
+
+
+class RuleStatusOut(Schema):
+    """One approval rule matching a version (SPEC section 10)."""
+
+    id: str = Field(description="the rule's id ('default' when no rule matches)")
+    description: str
+    team: str | None = Field(description="only its members count; null: anyone")
+    required: int = Field(description="distinct people other than the author")
+    approved_by: list[str] = Field(description="who counts toward it, since the latest stop")
+    satisfied: bool
 
 
 class VersionOut(VersionSummaryOut):
@@ -237,11 +292,37 @@ class VersionOut(VersionSummaryOut):
     )
     diagnostics: list[DiagnosticOut]
     approvals: list[ApprovalOut]
+    rules: list[RuleStatusOut] = Field(
+        description="each approval rule matching the version, with who counts toward it "
+        "(empty for a version with compile errors)"
+    )
+    not_counted: list[str] = Field(
+        description="people whose approval counts toward no matching rule (a comment-like "
+        "approval: they are in none of the teams asked for)"
+    )
+    waiting_for: list[str] = Field(
+        description="while it awaits approval: what the approval rules still lack, in words "
+        "('rule payments needs 1 of finance'); empty otherwise"
+    )
     performed_side_effects: list[SideEffectOut]
 
     @staticmethod
     def resolve_approvals(version: PlanVersion) -> list[Approval]:
         return list(version.approvals.all())
+
+    @staticmethod
+    def resolve_rules(version: PlanVersion) -> list[dict[str, Any]]:
+        judgement = shown_judgement(version)
+        return [] if judgement is None else [rule.to_data() for rule in judgement.rules]
+
+    @staticmethod
+    def resolve_not_counted(version: PlanVersion) -> list[str]:
+        judgement = shown_judgement(version)
+        return [] if judgement is None else list(judgement.not_counted)
+
+    @staticmethod
+    def resolve_waiting_for(version: PlanVersion) -> list[str]:
+        return _waiting_for(version)
 
 
 class PlanOut(Schema):
@@ -370,9 +451,9 @@ class ToolOut(Schema):
     description: str
     args_schema: dict[str, Any]
     permission_scope: str
-    side_effect: Literal["none", "read", "write", "external", "delete", "payment", "production"]
+    side_effect: SideEffect
     idempotent: bool
-    risk: Literal["low", "medium", "high"]
+    risk: Risk
     default_timeout_s: float
     source: str = Field(description='"builtin", "python:<module>" or "mcp:<server>"')
     output_schema: dict[str, Any] | None = Field(
@@ -420,7 +501,7 @@ class ProposalOut(Schema):
     requested_by: str = Field(description="the person the planner worked for (the author)")
     planner: str
     model: str
-    status: Literal["proposed", "does_not_compile", "failed"]
+    status: Literal["working", "cancelled", "proposed", "does_not_compile", "failed"]
     error_code: str
     error: str
     rationale: str
@@ -428,14 +509,12 @@ class ProposalOut(Schema):
     cost: float
     plan: int | None
     version: int | None = Field(description="the version's number, when one was saved")
+    editor: str | None = Field(description="the editor's URL on that version")
     run: int | None
+    attempt: int = Field(description="the attempt being asked (0: no worker took it yet)")
+    max_attempts: int
+    progress: str = Field(description="where it stands, in words")
+    elapsed_seconds: float = Field(description="since it was asked, until it finished")
     attempts: list[AttemptOut]
     created_at: datetime
-
-
-class GeneratedOut(Schema):
-    plan: int
-    version: int
-    status: str = Field(description="the version's status: awaiting_approval or has_errors")
-    editor: str = Field(description="the editor's URL on the new version")
-    proposal: ProposalOut
+    finished_at: datetime | None

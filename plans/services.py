@@ -7,6 +7,13 @@ is saved, and stores the diagnostics, whether any is an error, and its review st
 - else ``awaiting_approval`` when submitted (the default), or ``draft`` until
   ``submit_version``.
 
+Submitting a version (saving it submitted, or submitting a draft) supersedes every
+older version of its plan still awaiting approval: each becomes ``superseded``, names
+the new version (``superseded_by``), leaves the review queue and can be neither decided
+nor run (409 ``superseded``). Drafts, versions with errors and decided versions keep
+their status. A draft older than a version already submitted cannot be submitted (409
+``superseded``): its author saves it again as a new version.
+
 Review: any holder of ``plan.approve`` except the version's author may approve, reject
 or request changes of a submitted version, with a comment; a version with compile errors
 cannot be approved. "Changes requested" sends the version back to its author: like a
@@ -29,22 +36,31 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import QuerySet
 
 from accounts.permissions import ensure_permission
+from accounts.teams import teams_of
 from audit.services import record
 from forge.compiler import CompileResult, ExecutableGraph, PerformedSideEffect
-from forge.plan import PlanDocument, content_hash, diff_plans, dump_plan, to_data
+from forge.plan import ImportWarning, PlanDocument, content_hash, diff_plans, dump_plan, to_data
 from forge.redaction import redact_text
 from forge.runtime.gate import POLICY_APPROVER, GateRefused
 from plans import compilation, signals
 from plans import gate as plan_gate
-from plans.errors import UnknownVersion, VersionHasErrors, VersionNotSubmitted
+from plans.errors import (
+    UnknownVersion,
+    VersionHasErrors,
+    VersionNotSubmitted,
+    VersionSuperseded,
+)
 from plans.layout import layout_for
 from plans.models import Approval, Decision, Plan, PlanVersion, VersionStatus
+from plans.rules import rules_in_force, version_judgement
 
 if TYPE_CHECKING:
     from forge.toolbox import ServerStatus
@@ -75,9 +91,12 @@ def create_plan(
     note: str = "",
     planner: str = "editor",
     submit: bool = True,
+    import_warnings: Iterable[ImportWarning] = (),
 ) -> PlanVersion:
-    """Create a plan and its version 1, compiled; return the version (``.plan`` is set)."""
-    result = compilation.compile_document(document)
+    """Create a plan and its version 1, compiled; return the version (``.plan`` is set).
+    ``import_warnings`` (what reading its source text warned of) are stored among its
+    diagnostics."""
+    result = compilation.compile_document(document).noting(import_warnings)
     with transaction.atomic():
         plan = Plan.objects.create(name=name, created_by=user)
         record(
@@ -102,6 +121,7 @@ def create_version(
     submit: bool = True,
     performed_side_effects: Iterable[PerformedSideEffect] = (),
     layout: Mapping[str, Sequence[float]] | None = None,
+    import_warnings: Iterable[ImportWarning] = (),
 ) -> PlanVersion:
     """Save ``document`` as the plan's next version, derived from ``parent``.
 
@@ -111,6 +131,7 @@ def create_version(
     ``parent`` defaults to the plan's latest version. ``performed_side_effects`` are
     those carried out by runs of ``parent`` (a replan passes them); the new version
     holds the parent's own plus these, and the compiler warns about repeating any.
+    ``import_warnings`` are stored among its diagnostics, as for ``create_plan``.
     """
     if parent is None:
         parent = Plan.objects.select_related("latest_version").get(pk=plan.pk).latest_version
@@ -120,7 +141,7 @@ def create_version(
     # Compiled before the transaction: the database's write lock need not wait for it.
     result = compilation.compile_document(
         document, [PerformedSideEffect.from_data(item) for item in side_effects]
-    )
+    ).noting(import_warnings)
     with transaction.atomic():
         return _add_version(
             plan, user, document, parent=parent, source_format=source_format, note=note,
@@ -146,17 +167,29 @@ def performed_side_effects_for(
 def submit_version(version: PlanVersion, user: Any) -> PlanVersion:
     """Put a draft up for review (``awaiting_approval``) without a new version; a
     submitted version is left as is. Needs ``plan.edit``; a draft with compile errors
-    cannot be submitted (409 ``has_errors``)."""
+    cannot be submitted (409 ``has_errors``), nor one older than a version of its plan
+    already submitted (409 ``superseded``). Older versions awaiting approval are
+    superseded by it."""
     ensure_permission(user, "plan.edit")
     with transaction.atomic():
+        Plan.objects.select_for_update().get(pk=version.plan_id)  # supersede one at a time
         locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
         if locked.submitted:
             return locked
         if locked.has_errors:
             raise _has_errors(locked, "submitted")
+        newer = _submitted(locked.plan_id).filter(number__gt=locked.number).order_by("-number")
+        newest = newer.values_list("number", flat=True).first()
+        if newest is not None:
+            raise VersionSuperseded(
+                f"version {locked.number} is older than v{newest}, already submitted for "
+                f"review: save it again as a new version to submit it",
+                newer=newest,
+            )
         locked.submitted, locked.status = True, VersionStatus.AWAITING_APPROVAL
         locked.save(update_fields=["submitted", "status"])
         _record(user, "plan_version.submitted", locked, {"status": locked.status})
+        _supersede_older(locked, user)
         _tell_submitted(locked)
     return locked
 
@@ -175,6 +208,8 @@ def approve_by_policy(
     rejection, or a draft its author has not submitted, is never overruled. Raises
     ``GateRefused`` (``needs_person``) naming why else. Recorded as approved by
     ``policy``."""
+    if version.status == VersionStatus.SUPERSEDED:
+        raise VersionSuperseded.of(version, "approved")
     if version.status != VersionStatus.AWAITING_APPROVAL:
         raise GateRefused(
             f"version {version.number} is {version.status.replace('_', ' ')}: only a person "
@@ -192,6 +227,8 @@ def approve_by_policy(
     with transaction.atomic():
         locked = PlanVersion.objects.select_for_update().get(pk=version.pk)
         previous = locked.status
+        if previous == VersionStatus.SUPERSEDED:  # superseded meanwhile
+            raise VersionSuperseded.of(locked, "approved")
         if previous != VersionStatus.AWAITING_APPROVAL:  # decided meanwhile
             raise GateRefused(f"version {version.number} is {previous}", code="needs_person")
         row = Approval.objects.create(
@@ -301,8 +338,6 @@ def _add_version(
     )
     locked.latest_version = version
     locked.save(update_fields=["latest_version"])
-    if version.status == VersionStatus.AWAITING_APPROVAL:
-        _tell_submitted(version)
     plan.latest_version = version
     counts = Counter(d["severity"] for d in diagnostics)
     _record(user, "plan_version.created", version, {
@@ -317,6 +352,9 @@ def _add_version(
         "note": note,
         "replan_reason": replan_reason,
     })  # fmt: skip
+    if version.status == VersionStatus.AWAITING_APPROVAL:
+        _supersede_older(version, user)
+        _tell_submitted(version)
     return version
 
 
@@ -324,6 +362,33 @@ def _initial_status(has_errors: bool, submit: bool) -> str:
     if has_errors:
         return VersionStatus.HAS_ERRORS
     return VersionStatus.AWAITING_APPROVAL if submit else VersionStatus.DRAFT
+
+
+def _submitted(plan_id: int) -> QuerySet[PlanVersion]:
+    """The plan's versions that were put up for review (whatever became of them since)."""
+    return PlanVersion.objects.filter(plan_id=plan_id, submitted=True, has_errors=False)
+
+
+def _supersede_older(version: PlanVersion, user: Any) -> None:
+    """Inside the caller's transaction, which holds the plan's lock: ``version`` was just
+    submitted, so every older version of its plan still awaiting approval is superseded
+    by it, audited, and told once the transaction commits."""
+    stale = PlanVersion.objects.select_for_update().filter(
+        plan_id=version.plan_id, status=VersionStatus.AWAITING_APPROVAL, number__lt=version.number
+    )
+    for older in stale.order_by("number"):
+        older.status, older.superseded_by = VersionStatus.SUPERSEDED, version
+        older.save(update_fields=["status", "superseded_by"])
+        _record(user, "plan_version.superseded", older, {
+            "superseded_by": version.number, "previous_status": VersionStatus.AWAITING_APPROVAL,
+            "status": older.status,
+        })  # fmt: skip
+        transaction.on_commit(
+            partial(
+                signals.version_superseded.send, sender=PlanVersion, version_id=older.pk,
+                newer_id=version.pk, actor=user.get_username(),
+            )
+        )  # fmt: skip
 
 
 def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> Approval:
@@ -341,11 +406,15 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
             raise VersionNotSubmitted(
                 f"version {locked.number} is a draft; its author must submit it first"
             )
+        if locked.status == VersionStatus.SUPERSEDED:
+            done = {Decision.APPROVED: "approved", Decision.REJECTED: "rejected"}
+            raise VersionSuperseded.of(locked, done.get(Decision(decision), "sent back"))
         previous = locked.status
         # What the reviewer approves is the document as stored now, hashed afresh (not
         # the content_hash column, which is only as good as the row it sits in).
         digest = content_hash(compilation.stored_document(locked))
         signature = ""
+        teams = list(teams_of(user))
         if decision == Decision.APPROVED:
             signature = (
                 plan_gate.gate()
@@ -355,30 +424,54 @@ def _decide(version: PlanVersion, user: Any, decision: str, comment: str) -> App
                     content_hash=digest,
                     author=locked.author.get_username(),
                     approver=user.get_username(),
+                    teams=teams,
                 )
                 .signature
             )
+        rules_version, _ = rules_in_force()
         approval = Approval.objects.create(
             version=locked, reviewer=user, decision=decision, comment=redact_text(comment),
-            content_hash=digest, signature=signature,
+            content_hash=digest, signature=signature, teams=teams, rules_version=rules_version,
         )  # fmt: skip
-        locked.status = VersionStatus(decision)  # the latest decision is the status
+        # The latest decision is the status, but an approval makes a version approved only
+        # once the approvals since its latest stop satisfy every approval rule matching it
+        # (SPEC section 10); until then it keeps awaiting approval.
+        judgement = version_judgement(locked)
+        status = VersionStatus(decision)
+        if status == VersionStatus.APPROVED and judgement is not None and not judgement.approved:
+            status = VersionStatus.AWAITING_APPROVAL
+        locked.status = status
         locked.save(update_fields=["status"])
         _record(user, f"plan_version.{decision}", locked, {
             "approval": approval.pk, "comment": comment, "approved_hash": digest,
-            "previous_status": previous, "status": locked.status,
+            "previous_status": previous, "status": locked.status, "teams": teams,
+            "rules_version": rules_version,
+            **({} if judgement is None else {
+                "rules": [rule.to_data() for rule in judgement.rules],
+                "not_counted": list(judgement.not_counted),
+            }),
         })  # fmt: skip
     version.status = locked.status
     version_id, reviewer, said = locked.pk, user.get_username(), approval.comment
     if decision == Decision.APPROVED:
-        transaction.on_commit(
-            lambda: signals.version_approved.send(
-                sender=PlanVersion, version_id=version_id, approver=reviewer, comment=said
+        if locked.status == VersionStatus.APPROVED:
+            transaction.on_commit(
+                lambda: signals.version_approved.send(
+                    sender=PlanVersion, version_id=version_id, approver=reviewer, comment=said
+                )
             )
-        )
-    elif decision == Decision.REJECTED:  # changes requested: reviews tells of those
+        else:  # it still waits for a rule, no longer for this approver
+            transaction.on_commit(
+                lambda: signals.version_approval_counted.send(
+                    sender=PlanVersion, version_id=version_id, approver=reviewer
+                )
+            )
+    else:
+        told = signals.version_rejected
+        if decision == Decision.CHANGES_REQUESTED:
+            told = signals.version_changes_requested
         transaction.on_commit(
-            lambda: signals.version_rejected.send(
+            lambda: told.send(
                 sender=PlanVersion, version_id=version_id, reviewer=reviewer, comment=said
             )
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from plans import views
+from plans import rules_views, views
 
 app_name = "plans"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("new/", views.new_plan, name="new"),
     path("generate/", views.generate, name="generate"),
     path("draw/", views.draw, name="draw"),
+    path("rules/", rules_views.rules_page, name="rules"),
+    path("rules/<int:number>/approve/", rules_views.approve_rules, name="approve-rules"),
     path("<int:plan_id>/", views.plan_detail, name="detail"),
     path("<int:plan_id>/edit/", views.edit, name="edit"),
     path("<int:plan_id>/versions/", views.history, name="versions"),

@@ -23,12 +23,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
+from forge.ids import MAX_ID
 from plans import planning
 from plans.impact import impact_changes, impact_view, version_impact
 from plans.models import Approval, Plan, PlannerProposal, PlanVersion, VersionStatus
+from plans.rules import rules_view
 
 PAGE_SIZE = 25
-MAX_RUN_ID = 2**63 - 1
 # The examples a new user can start from, in the order the new-plan page lists them.
 EXAMPLES = (
     ("release-notes.yaml", "Release notes: files, a shell command, data between steps (YAML)"),
@@ -53,7 +54,10 @@ STATUS_LABELS = {
     VersionStatus.APPROVED: "Approved",
     VersionStatus.REJECTED: "Rejected",
     VersionStatus.CHANGES_REQUESTED: "Changes requested",
+    VersionStatus.SUPERSEDED: "Superseded",
 }
+# A plan's latest version is never superseded: the list's status filter leaves it out.
+LIST_STATUSES = [(k, v) for k, v in STATUS_LABELS.items() if k != VersionStatus.SUPERSEDED]
 
 
 @require_GET
@@ -71,7 +75,7 @@ def plan_list(request: HttpRequest) -> HttpResponse:
     plans = plans.order_by("-latest_version__created_at", "-pk")
     if q:
         plans = plans.filter(name__icontains=q)
-    if status in STATUS_LABELS:
+    if status in dict(LIST_STATUSES):
         plans = plans.filter(latest_version__status=status)
     else:
         status = ""
@@ -81,7 +85,7 @@ def plan_list(request: HttpRequest) -> HttpResponse:
         "rows": _list_rows(page),
         "q": q,
         "status": status,
-        "statuses": list(STATUS_LABELS.items()),
+        "statuses": LIST_STATUSES,
         "can_create": request.user.can("plan.create"),
     }
     return render(request, "plans/list.html", context)
@@ -134,13 +138,16 @@ def new_plan(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def generate(request: HttpRequest) -> HttpResponse:
-    """New plan from a goal: the deployment's planner proposes version 1 (the page's
-    script posts ``/plans/generate``); without ``FORGE_PLANNER`` the page says how to set
-    one up."""
+    """New plan from a goal: the deployment's planner proposes version 1, the asker's
+    draft (the page's script posts ``/plans/generate``, then follows the proposal until
+    the editor can open it); without ``FORGE_PLANNER`` the page says how to set one up.
+    A planner script's goals are listed, to pick from."""
     ensure_permission(request.user, "plan.create")
-    page_data = {"api": _api_root(), "configured": planning.configured()}
-    context = {"page_data": page_data, "configured": page_data["configured"],
-               "planner": settings.FORGE_PLANNER.strip()}  # fmt: skip
+    configured = planning.configured()
+    page_data = {"api": _api_root(), "configured": configured}
+    context = {"page_data": page_data, "configured": configured,
+               "planner": settings.FORGE_PLANNER.strip(),
+               "examples": planning.planner_examples() if configured else ()}  # fmt: skip
     return render(request, "plans/generate.html", context)
 
 
@@ -187,6 +194,7 @@ def edit(request: HttpRequest, plan_id: int) -> HttpResponse:
         "plan": plan,
         "version": version,
         "proposal": version_proposal(version),
+        "own_draft": version.status == VersionStatus.DRAFT and version.author_id == user.pk,
         "status_label": STATUS_LABELS.get(version.status, version.status),
         "editor": editor,
         "replan": replan,
@@ -255,7 +263,7 @@ def _replan(from_run: str | None, version: PlanVersion) -> dict[str, Any] | None
     if from_run is None:
         return None
     valid = from_run.isascii() and from_run.isdigit() and len(from_run) <= 19
-    if not valid or not 1 <= int(from_run) <= MAX_RUN_ID:
+    if not valid or not 1 <= int(from_run) <= MAX_ID:
         raise Http404("no such run")
     run_id = int(from_run)
     return {
@@ -292,7 +300,12 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
     user = request.user
     is_author = version.author_id == user.pk
     can_approve = user.can("plan.approve")
-    if not can_approve:
+    superseded = _superseded(version)
+    if superseded:
+        review_block = (
+            f"Superseded by v{superseded['by']}: this version can no longer be approved or run."
+        )
+    elif not can_approve:
         review_block = "You do not hold the approver role."
     elif is_author:
         review_block = "You wrote this version: someone else must review it."
@@ -325,9 +338,32 @@ def version_detail(request: HttpRequest, plan_id: int, number: int) -> HttpRespo
         "run_url": _run_url(plan.pk, version.number),
         "impact": impact_view(version_impact(version)),
         "impact_changes": impact_changes(version.parent, version) if version.parent else [],
+        "rules": rules_view(version),
         "milestones": version.document.get("milestones", []),
+        "superseded": superseded,
     }
     return render(request, "plans/version.html", context)
+
+
+def _superseded(version: PlanVersion) -> dict[str, Any] | None:
+    """For a superseded version's page: the version that superseded it (``by``) and the
+    plan's newest submitted version (``newest``, with its status), which is the one to
+    review or run now; None for any other version."""
+    if version.status != VersionStatus.SUPERSEDED or not version.superseded_by_id:
+        return None
+    newest = (
+        PlanVersion.objects.filter(plan_id=version.plan_id, submitted=True, has_errors=False)
+        .order_by("-number")
+        .only("number", "status")
+        .first()
+    )
+    assert newest is not None  # the version that superseded it, at least
+    return {
+        "by": version.superseded_by.number,  # type: ignore[union-attr]
+        "newest": newest.number,
+        "newest_status": newest.status,
+        "newest_label": STATUS_LABELS.get(newest.status, newest.status),
+    }
 
 
 @require_GET
@@ -394,7 +430,11 @@ def version_proposal(version: PlanVersion) -> dict[str, Any] | None:
 
 
 def _versions(plan: Plan) -> QuerySet[PlanVersion]:
-    return PlanVersion.objects.filter(plan=plan).select_related("author", "parent")
+    return (
+        PlanVersion.objects.filter(plan=plan)
+        .select_related("author", "parent", "superseded_by")
+        .defer(*(f"superseded_by__{name}" for name in ("document", "diagnostics", "layout")))
+    )
 
 
 def _number(value: Any) -> int:
@@ -416,6 +456,7 @@ def _version_data(version: PlanVersion, *, with_document: bool) -> dict[str, Any
         "author": version.author.username,
         "note": version.note,
         "parent": version.parent.number if version.parent_id else None,
+        "superseded_by": version.superseded_by.number if version.superseded_by_id else None,
         "has_errors": version.has_errors,
         "submitted": version.submitted,
         "created_at": version.created_at.isoformat(),

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Path, Router, Status
 
 from accounts.permissions import require_permission
+from forge.ids import MAX_ID
 from plans import services as plan_services
 from plans.models import PlanVersion
 from plans.schemas import MAX_NUMBER, ApprovalOut, DecisionIn
@@ -26,7 +27,7 @@ from reviews.schemas import ReplyIn, SubmittedOut, ThreadIn, ThreadOut, ThreadsO
 
 router = Router(tags=["reviews"])
 
-Id = Annotated[int, Path(ge=1, le=2**63 - 1, example=1)]
+Id = Annotated[int, Path(ge=1, le=MAX_ID, example=1)]
 Number = Annotated[int, Path(ge=1, le=MAX_NUMBER, example=1)]
 
 
@@ -121,11 +122,9 @@ def threads_data(version: PlanVersion) -> dict[str, Any]:
 
 
 def _request_changes(request: HttpRequest, version: PlanVersion, comment: str) -> Any:
-    approval = plan_services.request_changes(version, request.auth, comment)
-    threads.send_review_event(
-        "changes_requested", request.auth.get_username(), version.pk, comment=approval.comment
-    )
-    return approval
+    # plans tells of the decision (plans.signals.version_changes_requested, once
+    # committed); reviews.notifications turns it into the review_event the inbox hears.
+    return plan_services.request_changes(version, request.auth, comment)
 
 
 def _versions() -> Any:

@@ -9,6 +9,7 @@ class ReviewsConfig(AppConfig):
     name = "reviews"
 
     def ready(self) -> None:
-        from reviews import notifications
+        from reviews import notifications, resolution
 
         notifications.connect()
+        resolution.connect()

@@ -14,7 +14,7 @@ from audit.services import record
 from forge.errors import ForgeError
 from reviews.models import NotificationPreference, Webhook, WebhookFormat
 from reviews.signals import KINDS
-from reviews.webhooks import check_url, new_secret
+from reviews.webhooks import check_destination, new_secret
 
 __all__ = ["UnknownKind", "create_webhook", "delete_webhook", "save_preferences",
            "update_webhook"]  # fmt: skip
@@ -65,7 +65,7 @@ def create_webhook(
     user: Any, name: str, url: str, kinds: Iterable[str] = (), format: str = "forge"
 ) -> Webhook:
     ensure_permission(user, "notification.manage")
-    check_url(url)
+    check_destination(url)
     with transaction.atomic():
         hook = Webhook.objects.create(
             name=name.strip() or url, url=url, secret=new_secret(), kinds=_kinds(kinds),
@@ -80,7 +80,7 @@ def update_webhook(user: Any, hook: Webhook, **changes: Any) -> Webhook:
     makes a new secret."""
     ensure_permission(user, "notification.manage")
     if "url" in changes:
-        check_url(changes["url"])
+        check_destination(changes["url"])
     if "kinds" in changes:
         changes["kinds"] = _kinds(changes["kinds"])
     if "format" in changes:

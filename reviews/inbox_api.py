@@ -14,6 +14,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Path, Query, Router, Schema, Status
 
 from accounts.permissions import require_permission
+from forge.ids import MAX_ID
+from gateway.schemas import HeldCallOut
 from reviews import configuration, inbox
 from reviews.models import Webhook, WebhookDelivery
 from reviews.notifications import kinds_for
@@ -22,7 +24,6 @@ from reviews.signals import KINDS
 
 router = Router(tags=["inbox"])
 
-MAX_ID = 2**63 - 1
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 WebhookId = Annotated[int, Path(ge=1, le=MAX_ID)]
 
@@ -40,6 +41,14 @@ class InboxItemOut(Schema):
     step: str | None
     created_at: datetime
     read: bool
+    resolved: bool = Field(
+        description="what it asked for no longer waits: never counted unread (see resolution)"
+    )
+    resolved_at: datetime | None
+    resolution: str = Field(description='why, in words: "approved by grace", "superseded by v3"')
+    held_call: HeldCallOut | None = Field(
+        None, description="a call_held item's held call: server, tool, arguments, who asked"
+    )
 
 
 class InboxOut(Schema):
@@ -123,6 +132,7 @@ class NewWebhookOut(WebhookOut):
 class DeliveryOut(Schema):
     id: int
     webhook: int
+    message_id: str  # the webhook-id header of every attempt
     kind: str
     status: str
     attempts: int
@@ -145,8 +155,10 @@ def my_inbox(request: HttpRequest, unread: bool = False, limit: int = inbox.INBO
     user = _user(request)
     limit = max(1, min(limit, inbox.INBOX_LIMIT))
     items = inbox.items_for(user, unread_only=unread, limit=limit)
+    calls = inbox.held_calls_of(items)
     return {"unread": inbox.unread_count(user), "waiting": waiting_count(user),
-            "items": [inbox.item_data(item) for item in items]}  # fmt: skip
+            "items": [inbox.item_data(item, calls.get(item.held_call_id or 0))
+                      for item in items]}  # fmt: skip
 
 
 @router.post("/me/inbox/read", response=CountOut)

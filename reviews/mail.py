@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.mail import send_mail
 
+from reviews.links import absolute
 from reviews.models import Notification
-from reviews.webhooks import absolute
 
 
 def send(notification_id: int) -> bool:

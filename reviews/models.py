@@ -14,6 +14,8 @@ admin configured and every attempt to deliver to them (``WebhookDelivery``).
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 
@@ -70,7 +72,12 @@ KIND_CHOICES = [(kind, kind.replace("_", " ")) for kind in KINDS]
 
 class Notification(models.Model):
     """One item of one person's inbox: what happened, who did it, what it concerns and the
-    exact page to open. Unread until the person opens or marks it."""
+    exact page to open. Unread until the person opens or marks it.
+
+    An item that asks the person to act (``reviews.signals.ASKS``) is *resolved* once what
+    it asks for no longer waits (``reviews.resolution``): ``resolved_at`` and the
+    ``resolution`` in words ("approved by grace", "superseded by v3"). A resolved item is
+    shown struck through and is never counted as unread."""
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
@@ -83,15 +90,33 @@ class Notification(models.Model):
     version_number = models.PositiveIntegerField(null=True, blank=True)
     run_id = models.BigIntegerField(null=True, blank=True)
     step_id = models.CharField(max_length=64, blank=True)
+    held_call_id = models.BigIntegerField(null=True, blank=True)  # gateway.HeldCall
     title = models.CharField(max_length=300)
     comment = models.TextField(blank=True)
     url = models.CharField(max_length=300)  # the exact page, site-relative
     created_at = models.DateTimeField(auto_now_add=True)
     read_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=200, blank=True)  # why it no longer waits
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["recipient", "read_at"])]
+        indexes = [
+            models.Index(fields=["recipient", "read_at"]),
+            # The asks still open, found by what changed (a plan's versions, a run).
+            models.Index(
+                fields=["plan_id"], condition=models.Q(resolved_at__isnull=True),
+                name="notification_open_by_plan",
+            ),
+            models.Index(
+                fields=["run_id"], condition=models.Q(resolved_at__isnull=True),
+                name="notification_open_by_run",
+            ),
+            models.Index(
+                fields=["held_call_id"], condition=models.Q(resolved_at__isnull=True),
+                name="notification_open_by_call",
+            ),
+        ]  # fmt: skip
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.recipient_id}"
@@ -118,7 +143,7 @@ class Webhook(models.Model):
 
     name = models.CharField(max_length=100)
     url = models.URLField(max_length=500)
-    secret = models.CharField(max_length=128)
+    secret = models.CharField(max_length=128)  # whsec_ + base64 (Standard Webhooks)
     kinds = models.JSONField(default=list)  # empty: every kind
     format = models.CharField(
         max_length=10, choices=WebhookFormat.choices, default=WebhookFormat.FORGE
@@ -143,11 +168,17 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed"  # gave up after the last attempt
 
 
+def new_message_id() -> str:
+    return f"msg_{secrets.token_hex(16)}"
+
+
 class WebhookDelivery(models.Model):
     """One event sent to one webhook: the exact body signed, each attempt's outcome, when
     the next attempt is due. The delivery log admins read."""
 
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    # Standard Webhooks' webhook-id: the same on every attempt, so a receiver drops repeats.
+    message_id = models.CharField(max_length=40, unique=True, default=new_message_id)
     kind = models.CharField(max_length=32, choices=KIND_CHOICES)
     # What the news is about ("kind:version:run:step"), so the same news goes out once.
     news = models.CharField(max_length=200, db_index=True)

@@ -12,6 +12,9 @@ urlpatterns = [
     path("runs/<int:run_id>/replans/", views.replans, name="replans"),
     path("inbox/", views.inbox_page, name="inbox"),
     path("inbox/<int:item_id>/open/", views.inbox_open, name="inbox-open"),
+    path(
+        "inbox/calls/<int:held_call_id>/decide/", views.inbox_decide_call, name="inbox-decide-call"
+    ),
     path("inbox/settings/", views.notification_settings, name="notification-settings"),
     path("inbox/webhooks/", views.webhooks_page, name="webhooks"),
 ]

@@ -20,15 +20,19 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.permissions import ensure_permission
 from forge.errors import ForgeError
+from forge.ids import MAX_ID
+from gateway import held as gateway_held
+from gateway.models import HeldCall
 from plans.views import STATUS_LABELS
-from reviews import configuration, inbox
+from reviews import configuration, inbox, step_values
 from reviews import queue as review
 from reviews.models import (
     KIND_CHOICES,
+    MAX_COMMENT,
     Notification,
     NotificationPreference,
     Webhook,
@@ -36,10 +40,13 @@ from reviews.models import (
     WebhookFormat,
 )
 from reviews.notifications import kinds_for
+from reviews.replan_story import replan_story
 from reviews.signals import KINDS
 from runs.models import Run
-from runs.views import MAX_ID, RUN_STATUS_LABELS
+from runs.views import RUN_STATUS_LABELS
 
+# Why a step waits when its event gave no reason (the queue's card says the same).
+POLICY_PAUSE = "the run's policy asks for approval"
 # How a failed step's status reads in a sentence.
 FAILURE_WORDS = {
     "invalid": "broke its contract",
@@ -62,13 +69,24 @@ def queue(request: HttpRequest) -> HttpResponse:
             "from": item.pop("baseline_document"),
             "to": item.pop("document"),
             "diff": item["diff"],
+            "pauses": item["pauses"],
         }
         for item in found.versions
     }
-    page_data = {"api": reverse("api:api-root"), "graphs": graphs}
+    # A waiting step's details: the step as written, the values a run gave its arguments,
+    # and why it waits.
+    steps = {
+        item["key"]: {
+            "step": item.pop("document_step"),
+            "resolved": item.pop("resolved"),
+            "pauses": [{"step": item["step"], "reasons": item["reasons"] or [POLICY_PAUSE]}],
+        }
+        for item in found.steps
+    }
+    page_data = {"api": reverse("api:api-root"), "graphs": graphs, "steps": steps}
     context = {
         "queue": found,
-        "total": len(found.versions) + len(found.steps) + len(found.milestones),
+        "total": len(found.versions) + len(found.steps) + len(found.milestones) + len(found.calls),
         "page_data": page_data,
         "run_labels": RUN_STATUS_LABELS,
     }
@@ -81,7 +99,7 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
     if run_id > MAX_ID:
         raise Http404("no such run")
     run = get_object_or_404(Run.objects.select_related("plan", "version", "started_by"), pk=run_id)
-    story = review.replan_story(run)
+    story = replan_story(run)
     replan_list = story["replans"]
     selected = _selected(request.GET.get("replan"), len(replan_list))
     for replan in replan_list:
@@ -103,6 +121,13 @@ def replans(request: HttpRequest, run_id: int) -> HttpResponse:
             for replan in replan_list
         ],
         "statuses": story["statuses"],
+        # For the step details: each version's pauses, and the values this run gave the
+        # arguments its steps take from earlier steps.
+        "pauses": {str(number): version["pauses"] for number, version in versions.items()},
+        "resolved": {
+            str(number): step_values.run_values(run.pk, number, version["document"])
+            for number, version in versions.items()
+        },
         "selected": selected,
         "urls": {"run": reverse("runs:detail", kwargs={"run_id": run.pk})},
     }
@@ -157,13 +182,41 @@ def inbox_page(request: HttpRequest) -> HttpResponse:
         return redirect("review:inbox")
     unread_only = request.GET.get("show") == "unread"
     items = inbox.items_for(user, unread_only=unread_only)
+    calls = inbox.held_calls_of(items)
     context = {
-        "items": items,
+        "items": [(item, calls.get(item.held_call_id or 0)) for item in items],
         "unread": inbox.unread_count(user),
         "unread_only": unread_only,
         "waiting": review.waiting_count(user),
     }
     return render(request, "review/inbox.html", context)
+
+
+@require_POST
+def inbox_decide_call(request: HttpRequest, held_call_id: int) -> HttpResponse:
+    """Approve or reject a held call from its inbox card (``decision``, ``comment``): the
+    gateway's decision, as ``POST /api/v1/gateway/calls/{id}/approve|reject`` makes it."""
+    decision, comment = request.POST.get("decision"), request.POST.get("comment", "")
+    if decision not in ("approve", "reject"):
+        messages.error(request, "Choose approve or reject.")
+        return redirect("review:inbox")
+    if len(comment) > MAX_COMMENT:
+        messages.error(request, f"A comment has at most {MAX_COMMENT} characters.")
+        return redirect("review:inbox")
+    if not HeldCall.objects.filter(pk=held_call_id).exists():
+        raise Http404("no such held call")
+    decide = gateway_held.approve if decision == "approve" else gateway_held.reject
+    try:
+        held = decide(held_call_id, request.user, comment)
+    except ForgeError as refused:  # its own call, decided already, rules unsatisfied
+        messages.error(request, f"Held call {held_call_id}: {refused}")
+        return redirect("review:inbox")
+    words = {
+        "approved": "approved: it runs once, when the agent asks again",
+        "rejected": "rejected",
+    }.get(held.status, "approval counted; it waits for others")
+    messages.success(request, f"Held call {held.pk} ({held.tool}) {words}.")
+    return redirect("review:inbox")
 
 
 @require_GET
@@ -212,6 +265,7 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
         "kinds": KIND_CHOICES,
         "formats": WebhookFormat.choices,
         "allowed_hosts": settings.FORGE_WEBHOOK_ALLOWED_HOSTS,
+        "attempts": settings.FORGE_WEBHOOK_ATTEMPTS,
     }
     return render(request, "review/webhooks.html", context)
 

@@ -5,54 +5,55 @@ and when the next one is due.
   ``comment``, ``plan``, ``version``, ``run``, ``step``, ``at``) or, for a webhook of
   format ``slack``, ``{"text": ...}`` as Slack's and compatible incoming webhooks read it.
   Either carries the absolute link to the exact page (``FORGE_BASE_URL``).
-- ``X-Forge-Signature: sha256=<hex>`` is the HMAC-SHA256 of the exact body bytes with
-  the webhook's secret; ``X-Forge-Delivery`` and ``X-Forge-Event`` name the delivery and
-  its kind; a receiver recomputes the HMAC and compares in constant time.
+- Every attempt is signed the Standard Webhooks way (``forge.webhook_signatures``):
+  ``webhook-id`` (the delivery's message id, the same on every attempt),
+  ``webhook-timestamp`` (when this attempt was signed) and ``webhook-signature`` (HMAC-SHA256
+  of id, timestamp and body with the webhook's ``whsec_`` secret), so a receiver refuses a
+  request replayed after its tolerance; ``X-Forge-Event`` names the kind.
 - Like ``http_request`` (``forge.runners.http``), a webhook reaches only hosts on an allow
   list, its own: ``FORGE_WEBHOOK_ALLOWED_HOSTS`` (``host`` for any port, ``host:port`` for
-  one). It is checked when an admin saves the webhook and again at every attempt;
+  one), and only public addresses unless the address itself is listed
+  (``forge.netguard``: the name is resolved once and the connection made to the address
+  checked). Both are checked when an admin saves the webhook and again at every attempt;
   redirects are not followed (a 3xx is a failed attempt), no proxy or environment
   settings are used, the answer is read no further than its status.
 - A failed attempt (no answer, a timeout, a status other than 2xx) is retried after
-  ``FORGE_WEBHOOK_BACKOFF_SECONDS * 2**(attempt-1)`` seconds, up to
-  ``FORGE_WEBHOOK_ATTEMPTS`` attempts; then the delivery is ``failed``. Every attempt is
-  in the delivery's log.
+  ``FORGE_WEBHOOK_BACKOFF_SECONDS`` doubled per failed attempt, never more than
+  ``FORGE_WEBHOOK_BACKOFF_MAX_SECONDS``, less up to a fifth at random (``forge.backoff``),
+  up to ``FORGE_WEBHOOK_ATTEMPTS`` attempts; then the delivery is ``failed`` and its last
+  log entry says it gave up. Every attempt is in the delivery's log.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import secrets
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 import httpx
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from forge.backoff import Backoff
 from forge.errors import ForgeError
+from forge.guarded_http import guarded_transport
+from forge.netguard import AddressAllowList, AddressNotAllowed, resolve
+from forge.webhook_signatures import new_secret, signed_headers
+from reviews.links import absolute
 from reviews.models import DeliveryStatus, Webhook, WebhookDelivery, WebhookFormat
-
-if TYPE_CHECKING:
-    from reviews.notifications import Event, Subject
+from reviews.signals import Event, Subject
 
 __all__ = [
-    "SIGNATURE_HEADER",
     "WebhookNotAllowed",
-    "absolute",
     "attempt",
     "backoff",
     "body_for",
+    "check_destination",
     "check_url",
     "new_secret",
-    "sign",
 ]
 
-SIGNATURE_HEADER = "X-Forge-Signature"
 TIMEOUT_SECONDS = 10.0
 
 
@@ -62,16 +63,6 @@ class WebhookNotAllowed(ForgeError):
     code = "webhook_host_not_allowed"
 
 
-def new_secret() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-
-
-def absolute(path: str) -> str:
-    return settings.FORGE_BASE_URL.rstrip("/") + path
 
 
 def allowed_hosts() -> frozenset[str]:
@@ -79,7 +70,8 @@ def allowed_hosts() -> frozenset[str]:
 
 
 def check_url(url: str) -> httpx.URL:
-    """``url`` parsed, or ``WebhookNotAllowed`` saying why it may not be reached."""
+    """``url`` parsed, or ``WebhookNotAllowed`` saying why it may not be reached. The
+    address is checked where the connection is made (``attempt``)."""
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
@@ -95,6 +87,23 @@ def check_url(url: str) -> httpx.URL:
         raise WebhookNotAllowed(
             f"host {host!r} (port {port}) is not on FORGE_WEBHOOK_ALLOWED_HOSTS"
         )
+    return parsed
+
+
+def check_destination(url: str) -> httpx.URL:
+    """``check_url``, and the addresses its host resolves to now (``forge.netguard``), so
+    an admin saving a webhook hears at once that its name leads inside. What counts is
+    still the check at each attempt: a name's DNS can change after it was saved."""
+    parsed = check_url(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        resolve(parsed.host, port, AddressAllowList.parse(allowed_hosts()))
+    except AddressNotAllowed as exc:
+        raise WebhookNotAllowed(exc.message) from exc
+    except OSError as exc:
+        raise WebhookNotAllowed(
+            f"host {parsed.host!r} does not resolve: {exc}", code="webhook_host_unresolved"
+        ) from exc
     return parsed
 
 
@@ -116,6 +125,7 @@ def body_for(hook: Webhook, event: Event, subject: Subject, title: str, url: str
             "version": subject.version_number,
             "run": subject.run_id,
             "step": event.step_id or None,
+            "held_call": event.held_call_id,
             "at": timezone.now().isoformat(),
         },
         ensure_ascii=False,
@@ -125,7 +135,11 @@ def body_for(hook: Webhook, event: Event, subject: Subject, title: str, url: str
 
 def backoff(attempts: int) -> timedelta:
     """How long after failed attempt number ``attempts`` (1-based) the next one waits."""
-    return timedelta(seconds=settings.FORGE_WEBHOOK_BACKOFF_SECONDS * 2 ** (attempts - 1))
+    wait = Backoff(
+        first_s=settings.FORGE_WEBHOOK_BACKOFF_SECONDS,
+        cap_s=settings.FORGE_WEBHOOK_BACKOFF_MAX_SECONDS,
+    )
+    return timedelta(seconds=wait.delay(attempts))
 
 
 def attempt(delivery_id: int, *, now: datetime | None = None) -> WebhookDelivery:
@@ -146,16 +160,20 @@ def attempt(delivery_id: int, *, now: datetime | None = None) -> WebhookDelivery
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "Forge-Webhooks/1",
-            SIGNATURE_HEADER: sign(hook.secret, body),
             "X-Forge-Event": delivery.kind,
-            "X-Forge-Delivery": str(delivery.pk),
+            # Signed now, when it is sent (not at ``now``, a time the caller schedules by):
+            # the receiver compares it with its own clock.
+            **signed_headers(hook.secret, delivery.message_id, body, at=timezone.now()),
         }
-        with httpx.Client(trust_env=False, follow_redirects=False, timeout=TIMEOUT_SECONDS) as c:
-            response = c.post(url, content=body, headers=headers)
+        with httpx.Client(
+            transport=guarded_transport(allowed_hosts()),  # each address checked (netguard)
+            trust_env=False, follow_redirects=False, timeout=TIMEOUT_SECONDS,
+        ) as client:  # fmt: skip
+            response = client.post(url, content=body, headers=headers)
         status_code = response.status_code
         if not 200 <= status_code < 300:
             error = f"HTTP status {status_code}"
-    except WebhookNotAllowed as exc:
+    except (WebhookNotAllowed, AddressNotAllowed) as exc:
         error = exc.message
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"
@@ -175,6 +193,7 @@ def attempt(delivery_id: int, *, now: datetime | None = None) -> WebhookDelivery
             )
         elif locked.attempts >= settings.FORGE_WEBHOOK_ATTEMPTS:
             locked.status, locked.next_attempt_at = DeliveryStatus.FAILED, None
+            locked.log[-1]["error"] += f"; gave up after {locked.attempts} attempts"
         else:
             locked.next_attempt_at = at + backoff(locked.attempts)
         locked.save()

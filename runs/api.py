@@ -1,6 +1,6 @@
 """The runs router: start runs, follow their events, and move them on (approve, reject,
-resume, cancel, reconcile). Reads need ``run.view``; writes go through ``runs.services``,
-which checks the permission each action needs.
+resume, cancel, reconcile, re-run from chosen steps). Reads need ``run.view``; writes go
+through ``runs.services``, which checks the permission each action needs.
 
 No ``from __future__ import annotations`` here: ninja reads the operations' annotations
 at runtime, and ``@paginate`` hides this module's names from string annotations.
@@ -15,10 +15,15 @@ from ninja import Path, Query, Router, Status
 from ninja.pagination import paginate
 
 from accounts.permissions import require_permission
+from accounts.throttling import EXPENSIVE
+from forge.ids import MAX_ID
+from forge.rules import Judgement
 from plans.documents import read_document
 from plans.models import PlanVersion
-from runs import services
+from plans.rules import judgement_view
+from runs import engine, services
 from runs.events import to_data
+from runs.executors import agents_step_ids
 from runs.models import Artifact, ExecutionRecord, Run, RunEvent, StepRun
 from runs.schemas import (
     CommentIn,
@@ -26,17 +31,22 @@ from runs.schemas import (
     ReconcileIn,
     RecordOut,
     ReplanIn,
+    RerunIn,
+    RerunPlanOut,
+    RerunQuery,
     ResumeIn,
     RunFilters,
     RunIn,
     RunOut,
     RunSummaryOut,
     StepDecisionIn,
+    StepRulesOut,
 )
+from runs.step_rules import step_judgements
 
 router = Router(tags=["runs"])
 
-RunId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+RunId = Annotated[int, Path(ge=1, le=MAX_ID)]
 StepId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 
 
@@ -64,7 +74,11 @@ def detail(run: Run) -> dict[str, Any]:
     budget = document.get("budget", {})
     steps = list(StepRun.objects.filter(run=run, plan_version=run.version.number))
     depends = {step["id"]: step.get("depends_on", []) for step in document.get("steps", [])}
-    previews = waiting_previews(run, [s.step_id for s in steps if s.status == "awaiting_approval"])
+    waiting = [s for s in steps if s.status == "awaiting_approval"]
+    previews = waiting_previews(run, [s.step_id for s in waiting])
+    for step in waiting:
+        step.run = run  # judged below from the run's version, read once
+    judgements = step_judgements(waiting)
     return {
         **summary(run),
         "budget": {
@@ -80,6 +94,14 @@ def detail(run: Run) -> dict[str, Any]:
         "reset": run.reset_steps,
         "preserved": run.preserved_steps,
         "blocked_reason": run.blocked_reason,
+        "awaiting_review": run.awaiting_review,
+        "rerun_of": run.rerun_of_id,
+        "rerun_steps": run.rerun_steps,
+        "reruns": list(
+            Run.objects.filter(rerun_of=run).order_by("pk").values_list("pk", flat=True)
+        ),
+        "executor": run.executor,
+        "agent_steps": agents_step_ids(run, [(s.step_id, s.tool_name) for s in steps]),
         "steps": [
             {
                 "step_id": s.step_id,
@@ -100,10 +122,20 @@ def detail(run: Run) -> dict[str, Any]:
                 "latency_ms": s.latency_ms,
                 "artifacts": s.artifacts,
                 "preview": previews.get(s.step_id),
+                **_step_rules(judgements.get(s.pk)),
             }
             for s in steps
         ],
     }
+
+
+def _step_rules(judgement: Judgement | None) -> dict[str, Any]:
+    """A waiting step's approval rules (SPEC section 10) as the version answer has them,
+    each with what it still needs in words; ``None`` for a step that does not wait."""
+    view = judgement_view(judgement)
+    if view is None:
+        return {"rules": None, "not_counted": []}
+    return {"rules": view["rules"], "not_counted": view["not_counted"]}
 
 
 def waiting_previews(run: Run, step_ids: list[str]) -> dict[str, Any]:
@@ -128,7 +160,7 @@ def waiting_previews(run: Run, step_ids: list[str]) -> dict[str, Any]:
 def start_run(request: HttpRequest, body: RunIn) -> Any:
     """Start a run of an approved version that compiles (409 otherwise)."""
     version = get_object_or_404(PlanVersion, plan_id=body.plan_id, number=body.version)
-    run = services.start_run(version, request.auth)
+    run = services.start_run(version, request.auth, body.executor)
     return Status(201, detail(_runs().get(pk=run.pk)))
 
 
@@ -166,6 +198,21 @@ class _Summaries:
 def get_run(request: HttpRequest, run_id: RunId) -> Any:
     """The run, its steps in the current version with their status, and budget use."""
     return detail(get_object_or_404(_runs(), pk=run_id))
+
+
+@router.get("/runs/{run_id}/steps/{step_id}/rules", response=StepRulesOut)
+@require_permission("run.view")
+def get_step_rules(request: HttpRequest, run_id: RunId, step_id: StepId) -> Any:
+    """The approval rules matching a step of the run's current version while it waits
+    for approval, each with who counts toward it so far; ``rules`` is null for a step
+    that does not wait (404 for a step the version does not have)."""
+    run = get_object_or_404(_runs(), pk=run_id)
+    step = get_object_or_404(StepRun, run=run, plan_version=run.version.number, step_id=step_id)
+    judgement = None
+    if step.status == "awaiting_approval":
+        step.run = run
+        judgement = step_judgements([step]).get(step.pk)
+    return {"step_id": step_id, "status": step.status, **_step_rules(judgement)}
 
 
 @router.get("/runs/{run_id}/events", response=list[dict[str, Any]])
@@ -212,7 +259,7 @@ def reject_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: Comm
     return detail(_runs().get(pk=run.pk))
 
 
-@router.post("/runs/{run_id}/replans", response={201: dict[str, Any]})
+@router.post("/runs/{run_id}/replans", response={201: dict[str, Any]}, throttle=EXPENSIVE)
 @require_permission("plan.edit")
 def create_replan(request: HttpRequest, run_id: RunId, body: ReplanIn) -> Any:
     """Save a new version of the run's plan as a replan of the run's current version,
@@ -220,10 +267,10 @@ def create_replan(request: HttpRequest, run_id: RunId, body: ReplanIn) -> Any:
     new version would repeat). It waits for review like any version; resume the run on
     it once approved."""
     run = get_object_or_404(Run.objects.select_related("plan", "version"), pk=run_id)
-    document, fmt = read_document(document=body.document, source=body.source, format=body.format)
+    received = read_document(document=body.document, source=body.source, format=body.format)
     version = services.create_replan(
-        run, request.auth, document, source_format=fmt, note=body.note,
-        replan_reason=body.replan_reason,
+        run, request.auth, received.document, source_format=received.format, note=body.note,
+        replan_reason=body.replan_reason, import_warnings=received.warnings,
     )  # fmt: skip
     return Status(
         201,
@@ -247,6 +294,37 @@ def resume_run(request: HttpRequest, run_id: RunId, body: ResumeIn) -> Any:
     version = get_object_or_404(PlanVersion, plan_id=run.plan_id, number=body.version)
     services.resume_run(run, version, request.auth)
     return detail(_runs().get(pk=run.pk))
+
+
+@router.post("/runs/{run_id}/rerun", response={201: RunOut})
+@require_permission("run.start")
+def rerun_run(request: HttpRequest, run_id: RunId, body: RerunIn) -> Any:
+    """Start a new run of the run's approved version that keeps the recorded outputs of
+    every step not downstream of ``steps`` (never run again) and runs those steps and
+    their descendants; steps among them that need approval wait for it again. It passes
+    the gate as a start does (409 otherwise); 400 ``unknown_step`` names steps the
+    version lacks; 409 ``run_in_progress`` or ``needs_reconciliation`` while the run may
+    still act, or may have acted without saying so."""
+    run = services.rerun_run(get_object_or_404(Run, pk=run_id), body.steps, request.auth)
+    return Status(201, detail(_runs().get(pk=run.pk)))
+
+
+@router.get("/runs/{run_id}/rerun", response=RerunPlanOut)
+@require_permission("run.view")
+def rerun_plan(request: HttpRequest, run_id: RunId, query: Query[RerunQuery]) -> Any:
+    """What ``POST /runs/{id}/rerun`` with these ``steps`` would run again, keep, and
+    which of the steps it runs again will wait for approval. Nothing is started."""
+    run = get_object_or_404(Run, pk=run_id)
+    rerun = services.plan_rerun_of(run, query.steps)
+    nodes = engine.graph_for(run.version).nodes
+    return {
+        **rerun.facts(),
+        "needs_approval": [
+            {"step": step_id, "reasons": list(nodes[step_id].approval_reasons)}
+            for step_id in rerun.rerun
+            if nodes[step_id].approval_reasons
+        ],
+    }
 
 
 @router.post("/runs/{run_id}/cancel", response=RunOut)

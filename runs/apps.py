@@ -13,15 +13,16 @@ class RunsConfig(AppConfig):
 
         from plans.models import PlanVersion
         from plans.signals import version_approved
+        from runs import queue, tasks
 
-        version_approved.connect(_resume_replans, sender=PlanVersion)
+        # The queue sits below the tasks it queues (they call the worker, which calls the
+        # engine, which calls the queue): it is handed them here rather than importing them.
+        queue.plug(
+            queue.EntryPoints(tasks.run_step, tasks.replan_run, tasks.resume_approved_replan)
+        )
+        version_approved.connect(queue.on_version_approved, sender=PlanVersion)
 
+        from runs import tracing
 
-def _resume_replans(sender: object, *, version_id: int, approver: str, **kwargs: object) -> None:
-    """A person approved a version: if a planner proposed it for runs of ``replan: auto``,
-    a worker resumes them (one task; it does nothing for other versions)."""
-    from plans.models import PlannerProposal
-    from runs.tasks import resume_approved_replan
-
-    if PlannerProposal.objects.filter(version_id=version_id, run_id__isnull=False).exists():
-        resume_approved_replan.enqueue(version_id, approver)
+        # Each web and worker process traces when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+        tracing.configure()

@@ -11,7 +11,10 @@ last seq; nothing it missed is lost, since the database is the source of truth.
 The handshake is accepted before any database work, so a crowd connecting at once is
 never refused for being slow to answer; who may watch is decided right after, and a
 refusal closes with a code the client understands: 4403 (not allowed), 4404 (no such
-run), 4400 (a bad ``after``).
+run), 4400 (a bad ``after``), 1013 ("try again later": the database is away for the
+moment, logged once per outage, not once per connection). A watcher whose access ends
+while it watches (its token revoked, its session ended, ``run.view`` lost) is closed with
+4403 within ``FORGE_WS_ACCESS_CHECK_SECONDS`` and sent nothing more (``accounts.sockets``).
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ from urllib.parse import parse_qs
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from accounts.outages import DATABASE, database_unavailable
+from accounts.sockets import REVOKED, Watched, credential_of, guard
 from runs.feed import LAGGING, Subscription, frames_after, hub, run_exists
 
 # No channel per watcher: the run's feed listens for wake-ups on behalf of all of them.
 NO_CHANNEL_LAYER = "forge-no-layer"
 # Events a message may carry when several are ready at once (a JSON array, in seq order).
 MAX_BATCH = 100
+# The close code of a connection refused while the database is away: come back later.
+TRY_AGAIN_LATER = 1013
 
 
 def _batch(frames: list[str]) -> str:
@@ -43,8 +50,9 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
     async def connect(self) -> None:
         await self.accept()
         user = self.scope.get("user")  # resolved by accounts.websockets
-        if user is None or not user.is_authenticated or not user.can("run.view"):
-            await self.close(code=4403)
+        credential = credential_of(self.scope)
+        if credential is None or not user.can("run.view"):
+            await self.close(code=REVOKED)
             return
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode())
@@ -54,11 +62,20 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=4400)
             return
         feeds = hub()
-        if self.run_id not in feeds.feeds and not await run_exists(self.run_id):
-            await self.close(code=4404)
+        try:
+            if self.run_id not in feeds.feeds and not await run_exists(self.run_id):
+                await self.close(code=4404)
+                return
+            self.subscription: Subscription | None = await feeds.subscribe(self.run_id, after)
+        except Exception as error:
+            if not database_unavailable(error):
+                raise
+            DATABASE.failed(error)
+            await self.close(code=TRY_AGAIN_LATER)
             return
-        self.subscription: Subscription | None = await feeds.subscribe(self.run_id, after)
         self.sender = asyncio.create_task(self._send(self.subscription, after))
+        # Watched from here on (registered before watch's first await).
+        self.access: Watched | None = await guard().watch(credential, "run.view", self._revoked)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes old database connections before every handler; this consumer
@@ -70,6 +87,13 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
+        await self._stop()
+        access = getattr(self, "access", None)
+        if access is not None:
+            guard().forget(access)
+
+    async def _stop(self) -> None:
+        """Send nothing more and leave the run's feed."""
         sender = getattr(self, "sender", None)
         if sender is not None:
             sender.cancel()
@@ -78,6 +102,13 @@ class RunEventsConsumer(AsyncWebsocketConsumer):  # type: ignore[misc]
         subscription = getattr(self, "subscription", None)
         if subscription is not None:
             hub().unsubscribe(self.run_id, subscription.watcher)
+            self.subscription = None
+
+    async def _revoked(self) -> None:
+        """The watcher's access ended (accounts.sockets)."""
+        self.access = None
+        await self._stop()
+        await self.close(code=REVOKED)
 
     async def receive(self, text_data: Any = None, bytes_data: Any = None) -> None:
         """Clients only listen; anything they send is ignored."""

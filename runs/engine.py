@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -43,8 +42,9 @@ from plans.models import PlanVersion
 from runs import events as event_rows
 from runs import publish, signals
 from runs.execution import executor, workspace_for
+from runs.executors import agents_step_of, workers_steps
 from runs.models import Run, StepRun
-from runs.queue import enqueue_steps
+from runs.queue import enqueue_for
 from runs.sql import Batch, Locked, Statement, Update
 from runs.timings import TIMINGS
 
@@ -201,9 +201,18 @@ def locked_run(run_id: int) -> Iterator[LockedRun]:
                 locked.flush()
                 if locked.flushed:
                     locked.writes.add(_project_run(run, locked.scheduler))
-                _enqueue(run, locked.scheduler, locked.to_enqueue)
-                _enqueue_later(run, locked.to_enqueue_later)
-                _enqueue_replans(run, locked.scheduler)
+                # An agent's steps wait for its call through the gateway, not a worker.
+                graph = locked.scheduler.graph
+                enqueue_for(
+                    run.pk,
+                    locked.scheduler,
+                    workers_steps(run, graph, locked.to_enqueue),
+                    [
+                        (step_id, delay)
+                        for step_id, delay in locked.to_enqueue_later
+                        if not agents_step_of(run, graph, step_id)
+                    ],
+                )
                 locked.writes.send()
             if locked.flushed:
                 last_seq = run.last_seq
@@ -315,6 +324,7 @@ _RUN_PROJECTION = [
     "reset_steps",
     "preserved_steps",
     "blocked_reason",
+    "awaiting_review",
     "last_seq",
     "finished_at",
     "version_id",
@@ -334,6 +344,7 @@ def _project_run(run: Run, scheduler: Scheduler) -> Statement:
     run.failed_step = state.failed_step or ""
     run.reset_steps, run.preserved_steps = list(state.reset), list(state.preserved)
     run.blocked_reason = state.blocked_reason
+    run.awaiting_review = list(state.awaiting_review)
     run.last_seq = state.last_seq
     if state.status in FINAL_RUN_STATUSES and run.finished_at is None:
         run.finished_at = timezone.now()
@@ -344,7 +355,9 @@ def _project_run(run: Run, scheduler: Scheduler) -> Statement:
 
 def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
     """Once the transaction commits, tell whoever listens (``runs.signals``) about the
-    events a person may need to hear about."""
+    events a person may need to hear about, and whether a wait may have ended."""
+    if any(event.event_type in signals.ENDS_WAIT for event in events):
+        transaction.on_commit(lambda: signals.waits_ended.send(sender=Run, run_id=run_id))
     notable = [
         {
             "seq": event.seq,
@@ -363,34 +376,6 @@ def _tell_attention(run_id: int, events: list[CoreEvent]) -> None:
         transaction.on_commit(
             lambda: signals.run_attention.send(sender=Run, run_id=run_id, events=notable)
         )
-
-
-def _enqueue(run: Run, scheduler: Scheduler, step_ids: Sequence[str]) -> None:
-    if step_ids:
-        steps = scheduler.state.steps
-        enqueue_steps(
-            run.pk, scheduler.state.plan_version, [(sid, steps[sid].attempt) for sid in step_ids]
-        )
-
-
-def _enqueue_later(run: Run, delayed: list[tuple[str, float]]) -> None:
-    from runs.tasks import run_step  # tasks import this module
-
-    for step_id, seconds in delayed:
-        after = timezone.now() + timedelta(seconds=seconds)
-        run_step.using(run_after=after).enqueue(run.pk, step_id)
-
-
-def _enqueue_replans(run: Run, scheduler: Scheduler) -> None:
-    """A run of a plan that replans automatically (``replan: auto``) that needed a
-    replan in this transaction: a worker asks the planner (``runs.replanning``)."""
-    if scheduler.graph.document.replan != "auto":
-        return
-    from runs.tasks import replan_run  # tasks import this module
-
-    for event in scheduler.events:
-        if event.event_type == EventType.RUN_NEEDS_REPLAN:
-            replan_run.enqueue(run.pk, event.seq)
 
 
 def step_fields(step: StepState) -> dict[str, object]:

@@ -6,6 +6,7 @@ their artifacts to the database, and each run's workspace directory."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -145,6 +146,16 @@ def workspace_for(run_id: int) -> Path:
     path = Path(settings.FORGE_WORKSPACES) / f"run-{run_id}"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def copy_workspace(from_run: int, to_run: int) -> None:
+    """Start run ``to_run``'s workspace as run ``from_run`` left its own: a re-run keeps
+    the steps that wrote files there, so the steps it runs again find them, as a resumed
+    run finds its own. Links are copied as links (the tools refuse a path that resolves
+    outside the workspace, wherever a link points)."""
+    source = Path(settings.FORGE_WORKSPACES) / f"run-{from_run}"
+    if source.is_dir():
+        shutil.copytree(source, workspace_for(to_run), symlinks=True, dirs_exist_ok=True)
 
 
 class _Agents:

@@ -16,7 +16,9 @@ read their backlog from the database themselves, once.
 
 Wake-ups arrive on one channel per hub, which joins the group of each run it feeds
 (``runs.publish``). A channel layer that fails (Redis down, flushed) only slows the feeds
-to their polling interval; the hub joins its groups again as soon as it can.
+to their polling interval; the hub joins its groups again as soon as it can. Either
+service going away (Redis, the database) is logged once when it starts and once when it
+ends (``accounts.outages``), not once per poll.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from accounts.offloop import DatabaseThreads
+from accounts.outages import DATABASE, REDIS, database_unavailable
+from forge.backoff import Backoff
 from runs import events as event_rows
 from runs.models import Run
 from runs.publish import group_name
@@ -60,6 +64,8 @@ LAGGING = 4408  # close code: fell too far behind; reconnect with your last seq
 IDLE_SECONDS = 15.0
 # How often the hub joins its groups again: a flushed or restarted Redis forgets them.
 REJOIN_SECONDS = 30.0
+# How long the hub waits after the channel layer failed before it listens again.
+LAYER_RETRY = Backoff(first_s=0.5, cap_s=10.0)
 
 Frame = tuple[int, str]  # (seq, the event as JSON text)
 
@@ -192,8 +198,13 @@ class FeedHub:
                 idle = 0.0
                 try:
                     frames = await frames_after(feed.run_id, feed.last_seq)
-                except Exception:  # the database is back at the next poll
-                    logger.warning("run %s: could not read new events", feed.run_id, exc_info=True)
+                except Exception as error:  # the database is back at a later poll
+                    if database_unavailable(error):
+                        DATABASE.failed(error)
+                    else:
+                        logger.warning(
+                            "run %s: could not read new events", feed.run_id, exc_info=True
+                        )
                     continue
                 feed.publish(frames)
                 if len(frames) == BATCH:
@@ -212,11 +223,15 @@ class FeedHub:
             return
         try:
             if self._channel is None:
-                self._channel = await layer.new_channel(prefix="forge-feeds")
+                # The default prefix, shared with every consumer's and the websocket
+                # guard's channel (accounts.sockets): channels_redis reads a prefix's
+                # process-local channels in one loop, and while it blocks reading one
+                # prefix (up to 5 s) a channel of another prefix is not read at all.
+                self._channel = await layer.new_channel()
                 self._listener = asyncio.create_task(self._listen(layer), name="forge-feeds")
             await layer.group_add(group_name(run_id), self._channel)
-        except Exception:  # no wake-ups for now: the feed polls
-            logger.warning("could not listen for run %s's wake-ups", run_id, exc_info=True)
+        except Exception as error:  # no wake-ups for now: the feed polls
+            REDIS.failed(error)
 
     async def _leave(self, run_id: int) -> None:
         layer = get_channel_layer()
@@ -229,7 +244,7 @@ class FeedHub:
         """Receive wake-ups for every feed; survive the layer going away and coming back
         (a flushed Redis forgets group members: join again now and then)."""
         assert self._channel is not None
-        delay = 0.5
+        failures = 0
         rejoin_at = asyncio.get_running_loop().time() + REJOIN_SECONDS
         while True:
             try:
@@ -237,7 +252,8 @@ class FeedHub:
                     layer.receive(self._channel),  # type: ignore[attr-defined]
                     timeout=REJOIN_SECONDS,
                 )
-                delay = 0.5
+                failures = 0
+                REDIS.recovered()
                 run_id = message.get("run_id")
                 if isinstance(run_id, int):
                     self.woken(run_id)
@@ -245,10 +261,10 @@ class FeedHub:
                 pass
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("the channel layer failed; feeds poll meanwhile", exc_info=True)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+            except Exception as error:
+                REDIS.failed(error)  # logged once per outage; feeds poll meanwhile
+                failures += 1
+                await asyncio.sleep(LAYER_RETRY.delay(failures))
                 rejoin_at = 0.0
             now = asyncio.get_running_loop().time()
             if now >= rejoin_at:
@@ -259,6 +275,14 @@ class FeedHub:
 
 
 _HUBS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FeedHub] = weakref.WeakKeyDictionary()
+
+
+def watcher_count() -> int:
+    """Websockets watching runs in this process, over every event loop (``list`` copies
+    each dict in one step, so a loop adding a watcher meanwhile cannot break the sum)."""
+    return sum(
+        len(feed.watchers) for found in list(_HUBS.values()) for feed in list(found.feeds.values())
+    )
 
 
 def hub() -> FeedHub:

@@ -32,7 +32,24 @@ class Run(models.Model):
     reset_steps = models.JSONField(default=list)
     preserved_steps = models.JSONField(default=list)
     blocked_reason = models.TextField(blank=True)
+    # Milestones whose review the run waits for (forge.runtime.RunState.awaiting_review).
+    awaiting_review = models.JSONField(default=list)
     last_seq = models.PositiveIntegerField(default=0)
+    # A re-run (runs.services.rerun_run): the run it re-ran and the steps chosen to run
+    # again (the run_started event's facts say what it kept).
+    rerun_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns"
+    )
+    rerun_steps = models.JSONField(default=list)
+    # The W3C traceparent of the span of the version the run runs (runs.tracing): every
+    # step's span, on any worker, is its child, so a run is one trace. Empty when the
+    # process that started the run did not trace.
+    trace_context = models.CharField(max_length=128, blank=True)
+    # Who executes the run's MCP tool steps: Forge's workers, or the agent that started
+    # it, through the gateway (SPEC section 11; runs.executors).
+    executor = models.CharField(
+        max_length=10, choices=[("worker", "worker"), ("agent", "agent")], default="worker"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -174,4 +191,9 @@ class StepApproval(models.Model):
     )
     decision = models.CharField(max_length=10)
     comment = models.TextField(blank=True)
+    # The reviewer's teams when they decided: approval rules count them. An approval
+    # that the rules matching the step do not find enough yet is kept here (the step
+    # keeps waiting) and counted with the next ones for the same arguments and preview.
+    teams = models.JSONField(default=list, blank=True)
+    preview_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,5 +1,6 @@
 """What a step waiting for approval will do, made ready for a server-rendered page: the
-preview its ``step_awaiting_approval`` event carries (``{kind, summary, text, hash}``,
+preview its ``step_awaiting_approval`` event carries (``{kind, summary, text, hash,
+runnable}`` and a ``refusal`` when its call will be refused,
 ``forge.runners.preview.CallPreview``) with a label, a short hash and its lines, each
 with the kind the page colours it by. ``static/forge/js/model/preview.js`` does the same
 for the run page's script; keep the two in step.
@@ -10,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["BINDS_SENTENCE", "CHANGED_SENTENCE", "diff_line_kind", "preview_lines", "preview_view"]
+__all__ = [
+    "BINDS_SENTENCE",
+    "CHANGED_SENTENCE",
+    "REFUSED_SENTENCE",
+    "diff_line_kind",
+    "preview_lines",
+    "preview_view",
+    "refusal_of",
+]
 
 LABELS = {
     "file_write": "File write",
@@ -26,6 +35,10 @@ BINDS_SENTENCE = (
     "runs, it comes back for a new approval."
 )
 CHANGED_SENTENCE = "What this step will do changed since you looked: review the new preview."
+REFUSED_SENTENCE = (
+    "This call cannot run, so it cannot be approved. Reject it to replan the run, or "
+    "change the setting and start a new run."
+)
 
 
 def diff_line_kind(line: str, in_hunk: bool = True) -> str:
@@ -72,4 +85,16 @@ def preview_view(preview: Any) -> dict[str, Any] | None:
         "warning": kind == "error",
         "lines": preview_lines(preview),
         "binds": BINDS_SENTENCE,
+        "refusal": refusal_of(preview),
+        "refused": REFUSED_SENTENCE,
     }
+
+
+def refusal_of(preview: Mapping[str, Any]) -> dict[str, str] | None:
+    """``{code, reason, hint}`` of a preview whose call will be refused (``runnable``
+    false), or ``None``: such a step is never offered for approval."""
+    if preview.get("runnable", True) is not False:
+        return None
+    refusal = preview.get("refusal")
+    data = refusal if isinstance(refusal, Mapping) else {}
+    return {key: str(data.get(key, "")) for key in ("code", "reason", "hint")}

@@ -3,7 +3,8 @@
 The message carries only the run and its last seq: feeds read the events themselves from
 the database, so a wake-up that is dropped (Channels drops group messages when a
 channel's queue is full) or never arrives (another process, no Redis) loses nothing: the
-feeds also poll.
+feeds also poll. A channel layer that fails (Redis away) is an outage, logged once when
+it starts and once when it ends (``accounts.outages.REDIS``), not once per wake-up.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+from accounts.outages import REDIS
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +119,11 @@ class _Publisher:
 
 
 def _log_failure(future: asyncio.Future[Any] | Future[Any]) -> None:
-    if future.exception() is not None:
-        logger.warning("could not publish a wake-up", exc_info=future.exception())
+    error = future.exception()
+    if error is None:
+        REDIS.recovered()
+    else:
+        REDIS.failed(error)  # logged once per outage; the feeds poll meanwhile
 
 
 _PUBLISHER = _Publisher()

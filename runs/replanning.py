@@ -13,10 +13,13 @@ replan that keeps every constraint and only reads continues at once, approved by
 side-effect class) waits in the review queue with its diff, and the run resumes when a
 person other than its author approves it (``resume_after_approval``).
 
-The planner is asked outside any transaction (a model may take its time); what it was
-told and answered is kept as a ``PlannerProposal`` and noted on the run
-(``run_replan_proposed`` or ``run_replan_failed``, with tokens, cost and model), and
-audited. One question per ``run_needs_replan`` event: a task delivered twice asks once.
+The planner is asked outside any transaction (a model may take its time); the run notes
+that it started (``run_replan_started``), and what it was told and answered is kept as a
+``PlannerProposal`` and noted on the run (``run_replan_proposed``, with whom the version
+waits for, or ``run_replan_failed``, with tokens, cost and model), and audited. A
+person's approval of the version is noted too (``run_replan_approved``) before the run
+resumes on it, so the run's page follows every stage live. One question per
+``run_needs_replan`` event: a task delivered twice asks once.
 ``max_replans`` bounds the loop: the Scheduler fails the run once it is used up.
 """
 
@@ -25,22 +28,27 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from audit.services import record as audit
 from forge.planners.proposals import PlannerFailed
 from forge.runtime.events import EventType
+from forge.runtime.gate import replan_needs_person
 from forge.runtime.replans import replan_observation
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans import planning
+from plans.compilation import policy
+from plans.errors import VersionHasErrors
 from plans.models import PlannerProposal, PlanVersion, ProposalKind
 from runs import services
-from runs.engine import locked_run
+from runs.engine import graph_for, locked_run
 from runs.models import Run, RunEvent
 
 __all__ = ["replan_automatically", "resume_after_approval"]
 
 logger = logging.getLogger(__name__)
+_NAMED = 5  # approvers named in a proposal's note
 
 
 def replan_automatically(run_id: int, trigger_seq: int) -> PlannerProposal | None:
@@ -70,6 +78,15 @@ def replan_automatically(run_id: int, trigger_seq: int) -> PlannerProposal | Non
     except Exception as exc:  # not configured, a bad spec: the run waits for a person
         _failed(run, f"no planner: {exc}", getattr(exc, "code", "planner_not_configured"))
         return None
+    name = planning.planner_name(planner)
+    _note(
+        run,
+        EventType.RUN_REPLAN_STARTED,
+        f"the planner {name} is working on a replan of v{run.version.number}",
+        {"planner": name, "on_behalf_of": run.started_by.get_username()},
+        None,
+        actor=name,
+    )
     outcome = planning.ask(planner, question)
     plan = None if isinstance(outcome, PlannerFailed) else outcome.plan
     version: PlanVersion | None = None
@@ -89,6 +106,8 @@ def replan_automatically(run_id: int, trigger_seq: int) -> PlannerProposal | Non
         "attempts": len(row.attempts), "version": version.number if version else None,
         "on_behalf_of": run.started_by.get_username(),
     }  # fmt: skip
+    if version is not None:
+        facts["waits_for"] = waits_for(version, run.version)
     kind = EventType.RUN_REPLAN_PROPOSED if version is not None else EventType.RUN_REPLAN_FAILED
     reason = (
         f"the planner proposed v{version.number}" if version is not None
@@ -113,20 +132,66 @@ def resume_after_approval(version_id: int, approver: str) -> None:
     for run in Run.objects.filter(pk__in=list(run_ids), status="needs_replan"):
         if run.version_id != version.parent_id:
             continue
+        facts = {"version": version.number, "approver": approver}
+        _note(run, EventType.RUN_REPLAN_APPROVED,
+              f"{approver} approved v{version.number}: the run resumes on it", facts, None,
+              actor=approver)  # fmt: skip
         try:
             services.resume_automatically(run, version, approver)
-        except services.NotRunnable as refused:
+        except (services.NotRunnable, VersionHasErrors) as refused:
             logger.info("run %s stays: %s", run.pk, refused)
+            _note(
+                run,
+                EventType.RUN_REPLAN_FAILED,
+                f"v{version.number} was approved but cannot resume the run: {refused} "
+                f"[{refused.code}]",
+                {**facts, "code": refused.code},
+                None,
+                actor=approver,
+            )
+
+
+def waits_for(version: PlanVersion, parent: PlanVersion) -> dict[str, Any]:
+    """Whom the planner's ``version`` (a replan of ``parent``) waits for before the run
+    resumes on it: ``policy`` (a read-only replan the policy approves at once),
+    ``approvers`` (a person other than its author; ``approvers`` names some who can,
+    ``why`` says why the policy may not), or ``nobody`` (it does not compile: an author
+    must fix it in a new version). What the run page says while it waits."""
+    if version.has_errors:
+        return {"who": "nobody", "why": [f"v{version.number} has compile errors"]}
+    reasons = replan_needs_person(policy(), graph_for(parent), graph_for(version))
+    if not reasons:
+        return {"who": "policy", "why": []}
+    author = version.author.get_username()
+    people = [
+        user.get_username()
+        for user in get_user_model().objects.filter(is_active=True).order_by("username")
+        if user.can("plan.approve") and user.pk != version.author_id
+    ]
+    return {"who": "approvers", "author": author, "approvers": people[:_NAMED],
+            "more": max(0, len(people) - _NAMED), "why": list(reasons)}  # fmt: skip
 
 
 def _failed(run: Run, reason: str, code: str) -> None:
     _note(run, EventType.RUN_REPLAN_FAILED, reason, {"code": code}, None)
 
 
+# Notes of the planner's answer are audited; the others say only what goes on meanwhile.
+_AUDITED = {
+    EventType.RUN_REPLAN_PROPOSED: "run.replan_proposed",
+    EventType.RUN_REPLAN_FAILED: "run.replan_failed",
+}
+
+
 def _note(
-    run: Run, kind: str, reason: str, facts: dict[str, Any], row: PlannerProposal | None
+    run: Run,
+    kind: str,
+    reason: str,
+    facts: dict[str, Any],
+    row: PlannerProposal | None,
+    actor: str = "",
 ) -> None:
-    actor = row.planner if row is not None else "planner"
+    actor = actor or (row.planner if row is not None else "planner")
     with locked_run(run.pk) as locked:
         if locked.scheduler.state.status in FINAL_RUN_STATUSES:
             return
@@ -137,7 +202,7 @@ def _note(
             tokens=row.tokens if row else 0, cost=row.cost if row else 0.0,
             model=row.model if row else "",
         )  # fmt: skip
-        audit(actor, "run.replan_proposed" if kind == EventType.RUN_REPLAN_PROPOSED
-              else "run.replan_failed", "run", run.pk, {**facts, "reason": reason,
-              "tokens": row.tokens if row else 0, "cost": row.cost if row else 0.0,
-              "model": row.model if row else ""})  # fmt: skip
+        if kind in _AUDITED:
+            audit(actor, _AUDITED[kind], "run", run.pk, {**facts, "reason": reason,
+                  "tokens": row.tokens if row else 0, "cost": row.cost if row else 0.0,
+                  "model": row.model if row else ""})  # fmt: skip

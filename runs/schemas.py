@@ -4,16 +4,21 @@ No ``from __future__ import annotations``: ninja reads these annotations at runt
 """
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from ninja import Field, Schema
 
-from plans.schemas import DocumentIn
+from forge.ids import MAX_ID
+from forge.plan.limits import ID_PATTERN
+from plans.schemas import DocumentIn, RuleStatusOut
 
 
 class RunIn(Schema):
-    plan_id: int = Field(ge=1, le=2**63 - 1)
+    plan_id: int = Field(ge=1, le=MAX_ID)
     version: int = Field(ge=1, le=2**31 - 1)
+    # "agent": the run's MCP tool steps are the agent's to call through the gateway.
+    executor: Literal["worker", "agent"] = "worker"
 
 
 class CommentIn(Schema):
@@ -40,6 +45,41 @@ class ResumeIn(Schema):
     version: int = Field(ge=1, le=2**31 - 1)
 
 
+StepIdField = Field(pattern=f"^{ID_PATTERN.pattern}$")
+
+
+class RerunIn(Schema):
+    steps: list[Annotated[str, StepIdField]] = Field(
+        min_length=1,
+        max_length=settings.FORGE_MAX_PLAN_STEPS,
+        description="the steps to run again; their descendants run again too, every other "
+        "step that succeeded keeps its recorded output",
+    )
+
+
+class RerunQuery(Schema):
+    steps: list[Annotated[str, StepIdField]] = Field(
+        min_length=1, max_length=settings.FORGE_MAX_PLAN_STEPS
+    )
+
+
+class ApprovalNeedOut(Schema):
+    step: str
+    reasons: list[str]
+
+
+class RerunPlanOut(Schema):
+    chosen: list[str]
+    steps: list[str] = Field(description="what the re-run runs again, in the plan's order")
+    preserved: list[str] = Field(description="what it keeps, with the old run's outputs")
+    unfinished: list[str] = Field(
+        description="steps outside the chosen ones' reach that had not succeeded: run again too"
+    )
+    needs_approval: list[ApprovalNeedOut] = Field(
+        description="steps among those run again that will wait for a person's approval"
+    )
+
+
 class ReconcileIn(Schema):
     status: Literal["succeeded", "failed"]
     output: Any = None
@@ -53,7 +93,7 @@ class EventsQuery(Schema):
 
 class RunFilters(Schema):
     status: str | None = Field(None, max_length=20)
-    plan_id: int | None = Field(None, ge=1, le=2**63 - 1)
+    plan_id: int | None = Field(None, ge=1, le=MAX_ID)
 
 
 class BudgetOut(Schema):
@@ -63,6 +103,14 @@ class BudgetOut(Schema):
     max_steps: int | None
     max_tokens: int | None
     max_cost: float | None
+
+
+class StepRuleOut(RuleStatusOut):
+    """One approval rule matching a waiting step, as for a version (``RuleStatusOut``)."""
+
+    lacking: str = Field(
+        description="what it still needs, in words ('needs 1 of finance'); empty once satisfied"
+    )
 
 
 class StepOut(Schema):
@@ -89,6 +137,23 @@ class StepOut(Schema):
     preview: dict[str, Any] | None = Field(
         description="for a step awaiting approval: what it will do (kind, summary, text, hash)"
     )
+    rules: list[StepRuleOut] | None = Field(
+        description="for a step awaiting approval: each approval rule matching the step, "
+        "with who counts toward it (SPEC section 10); null otherwise"
+    )
+    not_counted: list[str] = Field(
+        description="people whose approval of the waiting step counts toward no matching "
+        "rule (in none of the teams asked for)"
+    )
+
+
+class StepRulesOut(Schema):
+    step_id: str
+    status: str
+    rules: list[StepRuleOut] | None = Field(
+        description="each approval rule matching the step while it waits; null otherwise"
+    )
+    not_counted: list[str]
 
 
 class RunSummaryOut(Schema):
@@ -110,7 +175,21 @@ class RunOut(RunSummaryOut):
     failed_step: str
     reset: list[str]
     preserved: list[str]
-    blocked_reason: str
+    blocked_reason: str = Field(
+        description="why the run stops or waits; while it waits for people, each step or "
+        "milestone waiting and the role that can act"
+    )
+    awaiting_review: list[str] = Field(description="milestones waiting for a person's review")
+    rerun_of: int | None = Field(description="the run this one re-ran, if a re-run")
+    rerun_steps: list[str] = Field(description="the steps a re-run was asked to run again")
+    reruns: list[int] = Field(description="the runs that re-ran this one")
+    executor: str = Field(
+        description='"worker", or "agent": its MCP tool steps are the agent\'s to call '
+        "through the gateway"
+    )
+    agent_steps: list[str] = Field(
+        description="the steps the agent executes through the gateway (an agent's run)"
+    )
     steps: list[StepOut]
 
 

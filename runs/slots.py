@@ -15,17 +15,26 @@ transaction (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL; on SQLite the
 IMMEDIATE transaction already holds the only write lock), a task of each run before a
 second of any (``spread``), and hands each to a free slot. A slot that finishes wakes
 it, so the next task starts without waiting for a poll.
+
+A database outage is ridden out (``accounts.outages``): the main thread claims again
+after a capped, jittered backoff, each slot records what it was doing once the database
+is back (``runs.worker``), and the outage is logged once when it starts and once when it
+ends. Past ``FORGE_DB_OUTAGE_SECONDS`` the worker stops with ``DatabaseAway``, for its
+supervisor to start it again.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any
 
 from django.db import (
     DatabaseError,
@@ -40,6 +49,8 @@ from django_tasks_db.compat import TaskResultStatus, task_finished, task_started
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import is_locked_database_exception
 
+from accounts.outages import DatabaseAway, Reconnects, note_database_failure, ride_out
+from runs.capacity import fit_pool
 from runs.tasks import run_step
 from runs.timings import TIMINGS
 
@@ -66,6 +77,8 @@ class SlotWorker:
     _busy: int = field(default=0, init=False)
     _state: threading.Condition = field(default_factory=threading.Condition, init=False)
     _ran: int = field(default=0, init=False)
+    # Why the worker stops: a slot that met the database away past the limit.
+    _gave_up: DatabaseAway | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -82,6 +95,8 @@ class SlotWorker:
         return self._ran
 
     def run(self) -> None:
+        # A connection for each slot and for the worker's own threads, never more.
+        fit_pool(self.concurrency)
         logger.info("worker %s runs up to %d steps at once", self.worker_id, self.concurrency)
         tasks: queue.SimpleQueue[DBTaskResult | None] = queue.SimpleQueue()
         slots = [
@@ -90,13 +105,21 @@ class SlotWorker:
         ]
         for slot in slots:
             slot.start()
+        reconnects = Reconnects()
         try:
             while self.running:
                 free = self._wait_for_a_free_slot()
                 if not self.running:
                     break
                 close_old_connections()
-                claimed = self._claim(free)
+                try:
+                    claimed = self._claim(free)
+                except Exception as error:
+                    pause = reconnects.failed(error)  # raised again unless an outage
+                    with self._state:
+                        self._state.wait(pause)  # stop() still wakes it
+                    continue
+                reconnects.succeeded()
                 for task in claimed:
                     with self._state:
                         self._busy += 1
@@ -115,6 +138,8 @@ class SlotWorker:
             for slot in slots:
                 slot.join()
             connection.close()
+        if self._gave_up is not None:
+            raise self._gave_up
 
     def _slot(self, tasks: queue.SimpleQueue[DBTaskResult | None]) -> None:
         try:
@@ -199,16 +224,17 @@ class SlotWorker:
             task_started.send(sender=backend, task_result=result)
             with TIMINGS.timed("task"):
                 value = task.call(*result.args, **result.kwargs)
-            # In a transaction, like every write of the slots: on SQLite it then queues
-            # on the process's writer lock (forge_web.sqlite), not in the busy handler.
-            with TIMINGS.timed("queue_done"), transaction.atomic():
-                db_task.set_successful(value)
+            with TIMINGS.timed("queue_done"):
+                ride_out(lambda: _in_transaction(db_task.set_successful, value))
             task_finished.send(sender=backend, task_result=db_task.task_result)
+        except DatabaseAway as error:  # past FORGE_DB_OUTAGE_SECONDS: the worker stops
+            logger.error("task %s left running: %s", db_task.id, error)
+            self._gave_up = error
+            self.stop()
         except BaseException as error:  # a slot survives whatever its task raised
             logger.exception("task %s failed", db_task.id)
             try:
-                with transaction.atomic():
-                    db_task.set_failed(error)
+                ride_out(functools.partial(_in_transaction, db_task.set_failed, error))
             except Exception:
                 logger.exception("could not record the failure of task %s", db_task.id)
         finally:
@@ -219,6 +245,13 @@ class SlotWorker:
                 self._state.notify_all()
 
 
+def _in_transaction(write: Callable[[Any], None], value: Any) -> None:
+    # In a transaction, like every write of the slots: on SQLite it then queues on the
+    # process's writer lock (forge_web.sqlite), not in the busy handler.
+    with transaction.atomic():
+        write(value)
+
+
 def _connect() -> None:
     """Open the slot's connection as the worker starts: a wide run's first steps then
     do not wait for PostgreSQL to start a backend for each of 32 slots at once (0.2 s on
@@ -226,8 +259,10 @@ def _connect() -> None:
     task (and SQLite opens one per task anyway)."""
     try:
         connection.ensure_connection()
-    except DatabaseError:
-        logger.warning("a slot could not connect to the database yet", exc_info=True)
+    except DatabaseError as error:
+        # The database away or full is logged once for the process, not once per slot.
+        if not note_database_failure(error):
+            logger.warning("a slot could not connect to the database yet", exc_info=True)
 
 
 def spread(tasks: list[DBTaskResult], limit: int) -> list[DBTaskResult]:

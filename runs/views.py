@@ -10,6 +10,7 @@ on from there without missing or repeating an event.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.core.paginator import Paginator
@@ -21,15 +22,17 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from accounts.permissions import ensure_permission
+from forge.ids import MAX_ID
+from forge.runtime.events import EventType
 from forge.runtime.status import FINAL_RUN_STATUSES
 from plans.compilation import policy
 from plans.models import Plan, PlanVersion, VersionStatus
+from runs.events import to_data
 from runs.isolation import rlimits_only_steps
-from runs.models import Run
+from runs.models import Run, RunEvent
 from runs.snapshot import snapshot
 
 PAGE_SIZE = 25
-MAX_ID = 2**63 - 1
 # How many approved versions the start form offers, newest first.
 STARTABLE_LIMIT = 200
 RUN_STATUS_LABELS = {
@@ -94,7 +97,7 @@ def new_run(request: HttpRequest) -> HttpResponse:
     plan_id, number = request.GET.get("plan", ""), request.GET.get("version", "")
     if plan_id.isdigit() and number.isdigit() and len(plan_id) < 19 and len(number) < 10:
         chosen = (
-            PlanVersion.objects.select_related("plan", "author")
+            PlanVersion.objects.select_related("plan", "author", "superseded_by")
             .defer("document", "diagnostics", "performed_side_effects")
             .filter(plan_id=int(plan_id), number=int(number))
             .first()
@@ -103,12 +106,16 @@ def new_run(request: HttpRequest) -> HttpResponse:
     problem = ""
     if chosen is not None and not _is_startable(chosen):
         problem = f"{chosen.plan.name} v{chosen.number} cannot run: " + (
-            "it has compile errors." if chosen.has_errors else "it is not approved."
+            "it has compile errors."
+            if chosen.has_errors
+            else f"it was superseded by v{chosen.superseded_by.number}."
+            if chosen.superseded_by is not None
+            else "it is not approved."
         )
     elif chosen is not None and not any(
         item["plan"] == chosen.plan_id and item["number"] == chosen.number for item in startable
     ):
-        startable.insert(0, _option(chosen))  # beyond the list's limit, but asked for
+        startable.insert(0, _option(chosen, None))  # beyond the list's limit, but asked for
     context = {
         "chosen": chosen if chosen is not None and not problem else None,
         "problem": problem,
@@ -142,6 +149,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "can_resume": user.can("run.resume"),
             "can_reconcile": user.can("run.reconcile"),
             "can_edit": user.can("plan.edit"),
+            "can_start": user.can("run.start"),
         },
         "api": reverse("api:api-root"),
         "socket": f"/ws/runs/{run.pk}/",
@@ -152,7 +160,12 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
                 "plans:version", kwargs={"plan_id": run.plan_id, "number": 0}
             ).replace("/0/", "/{n}/"),
             "runs": reverse("runs:list"),
+            "run": reverse("runs:detail", kwargs={"run_id": 0}).replace("/0/", "/{id}/"),
+            # where a reached milestone is reviewed: its card in the review queue
+            "milestone": reverse("review:queue") + f"#milestone-{run.pk}-{{m}}",
         },
+        # The planner's notes since the run last needed a replan (the detail has none).
+        "replan_notes": _replan_notes(run, data["last_seq"]),
         "labels": {"run": RUN_STATUS_LABELS},
         # Whether a read-only replan may resume on the policy's approval (the resume
         # panel says which versions can resume).
@@ -162,6 +175,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": run,
         "version": version,
         "status_label": RUN_STATUS_LABELS.get(run.status, run.status),
+        "rerun_of": run.rerun_of_id,
+        "reruns": data["reruns"],
         "page_data": page_data,
         "rlimits_only_steps": rlimits_only_steps(run),
     }
@@ -169,6 +184,27 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 # --- Helpers ----------------------------------------------------------------------------
+
+
+_REPLAN_NOTES = (
+    EventType.RUN_REPLAN_STARTED,
+    EventType.RUN_REPLAN_PROPOSED,
+    EventType.RUN_REPLAN_FAILED,
+    EventType.RUN_REPLAN_APPROVED,
+)
+
+
+def _replan_notes(run: Run, last_seq: int) -> list[dict[str, object]]:
+    """The planner's notes on a run that needs a replan, since it last needed one, up to
+    the page's snapshot: the page shows where the planner is without a reload."""
+    if run.status not in ("needs_replan", "budget_exhausted"):
+        return []
+    events = RunEvent.objects.filter(run=run, seq__lte=last_seq)
+    since = (
+        events.filter(event_type=EventType.RUN_NEEDS_REPLAN).order_by("-seq").values("seq").first()
+    )
+    notes = events.filter(event_type__in=_REPLAN_NOTES, seq__gt=since["seq"] if since else 0)
+    return [to_data(row) for row in notes.order_by("seq")]
 
 
 def _startable_versions() -> QuerySet[PlanVersion]:
@@ -181,15 +217,26 @@ def _startable_versions() -> QuerySet[PlanVersion]:
 
 
 def _startable() -> list[dict[str, Any]]:
-    return [_option(version) for version in _startable_versions()[:STARTABLE_LIMIT]]
+    """The approved versions, each plan's newest first; where a plan has several, the
+    newest says so and the older ones name it, so the newest is the obvious choice."""
+    versions = list(_startable_versions()[:STARTABLE_LIMIT])
+    counts = Counter(version.plan_id for version in versions)
+    newest: dict[int, int] = {}
+    for version in versions:  # newest first within a plan
+        newest.setdefault(version.plan_id, version.number)
+    return [
+        _option(version, newest[version.plan_id] if counts[version.plan_id] > 1 else None)
+        for version in versions
+    ]
 
 
-def _option(version: PlanVersion) -> dict[str, Any]:
-    return {
-        "plan": version.plan_id,
-        "number": version.number,
-        "label": f"{version.plan.name} · v{version.number}",
-    }
+def _option(version: PlanVersion, newest: int | None) -> dict[str, Any]:
+    label = f"{version.plan.name} · v{version.number}"
+    if newest is not None:
+        label += (
+            " (newest approved)" if newest == version.number else f" (older: v{newest} is newer)"
+        )
+    return {"plan": version.plan_id, "number": version.number, "label": label}
 
 
 def _is_startable(version: PlanVersion) -> bool:

@@ -6,6 +6,13 @@ budget and the concurrency limit hold across workers), and the ``StepRun`` row m
 from ``ready`` to ``running`` by compare-and-swap, taking a new fencing token. Only the
 holder of the current token may record a result: a worker whose lease expired and was
 taken over finds its token stale and its result is dropped, never committed.
+
+The database going away does not lose a step: a slot waits for it (``ride_out``) before
+its claim and, with the step's result in hand, before recording it, while the heartbeat
+keeps trying to extend the step's lease; the reaper leaves leases alone for a lease's
+length after an outage ends (``may_reap``), so that a step whose lease ran out only
+because no heartbeat could be written is recorded by its own worker, once, and not
+retried or handed to a person.
 """
 
 from __future__ import annotations
@@ -25,11 +32,14 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from accounts.outages import DATABASE, note_database_failure, ride_out
+from forge.backoff import Backoff
 from forge.compiler import ExecutableNode, ToolBinding
 from forge.redaction import redact_text
 from forge.runtime import ApprovalToken, Scheduler, ToolResult
 from forge.runtime.agent_port import AgentGrant, agent_grant
 from forge.runtime.dispatch import StepDispatcher, step_context
+from forge.telemetry.switch import StepTrace
 from plans.compilation import tools
 from runs.decisions import decide
 from runs.engine import STEP_FIELDS, LockedRun, locked_run, step_fields
@@ -40,10 +50,12 @@ from runs.execution import (
     take_pending_records,
     workspace_for,
 )
+from runs.executors import agents_step_of
 from runs.models import StepRun
 from runs.queue import settle_queued
 from runs.sql import Batch, Statement, Update
 from runs.timings import TIMINGS
+from runs.tracing import step_trace
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +80,7 @@ class Claim:
     # Taken straight from the run's ready steps while its task waits in the queue: the
     # task is marked done when this claim's result is recorded (``tasks.settle_queued``).
     queued_task: bool = False
+    trace: StepTrace | None = None  # where the step's span goes, when this process traces
 
 
 def lease_seconds() -> float:
@@ -81,11 +94,19 @@ def run_step(run_id: int, step_id: str) -> None:
     # MCP servers are listed again (when due) here, before the run's lock is taken:
     # inside it the engine and the executor use the tools as they are.
     tools()
-    if not _may_start(run_id, step_id):
+    if not ride_out(lambda: _may_start(run_id, step_id)):
         return
-    claim = decide(run_id, lambda locked: _claim(locked, step_id))
+    # A claim whose transaction failed took nothing: it may be made again.
+    claim = ride_out(lambda: decide(run_id, lambda locked: _claim(locked, step_id)))
     while claim is not None:
         claim = finish(claim, _execute_or_crash(claim))
+
+
+def execute_claim(claim: Claim) -> ToolResult:
+    """Run a claimed step through the deployment's executor, its lease kept meanwhile; a
+    crash is a failed result (``step_crashed``). The gateway runs an agent's claimed step
+    with it, as a worker's slot does."""
+    return _execute_or_crash(claim)
 
 
 def _execute_or_crash(claim: Claim) -> ToolResult:
@@ -142,6 +163,21 @@ _record = Update(
 
 
 def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Claim | None:
+    scheduler = locked.scheduler
+    if agents_step_of(locked.run, scheduler.graph, step_id):
+        return None  # the agent's, through the gateway (claim_for_agent)
+    return _take_claim(locked, step_id, queued_task=queued_task)
+
+
+def claim_for_agent(locked: LockedRun, step_id: str) -> Claim | None:
+    """Claim a step of an agent's run for the agent's call through the gateway, as a
+    worker claims its steps: admitted by the Scheduler (the approval gate, the budget),
+    then the row's compare-and-swap with a fresh fencing token. ``None`` when the
+    Scheduler does not admit it (a gate refusal fails the run, as for a worker)."""
+    return _take_claim(locked, step_id, queued_task=False)
+
+
+def _take_claim(locked: LockedRun, step_id: str, *, queued_task: bool) -> Claim | None:
     scheduler = locked.scheduler
     if not scheduler.admit(step_id):
         return None
@@ -211,6 +247,7 @@ def _claim(locked: LockedRun, step_id: str, *, queued_task: bool = False) -> Cla
         if node.binding is not None
         else agent_grant(scheduler.graph, scheduler.state, step_id, token),
         queued_task=queued_task,
+        trace=step_trace(locked.run, version, step.approved_by),
     )
 
 
@@ -230,6 +267,7 @@ def _execute(claim: Claim) -> ToolResult:
                 approval_scopes=claim.approval_scopes,
                 inputs=claim.inputs,
                 grant=claim.grant,
+                trace=claim.trace,
             )
     finally:
         HEARTBEATS.release(claim)
@@ -239,27 +277,50 @@ class _StaleClaim(Exception):
     """The step was taken over while this worker ran it: its result must not count."""
 
 
-def finish(claim: Claim, result: ToolResult) -> Claim | None:
+def finish(claim: Claim, result: ToolResult, *, take_next: bool = True) -> Claim | None:
     """Record ``result`` if this worker still holds the step; claim the first step it made
     ready and queue the others (or, when it made none ready, claim the run's next ready
     step). A stale result is dropped; its execution record is kept, since the tool did
-    run."""
+    run. Without ``take_next`` (the gateway, which runs no worker step) every step it
+    made ready is queued and nothing is claimed."""
     kept = record_writes(take_pending_records())
     if claim.queued_task:
         kept.append(
             settle_queued(claim.run_id, claim.plan_version, claim.step_id, claim.attempt, WORKER_ID)
         )
+
+    def record() -> Claim | None:
+        return decide(
+            claim.run_id, lambda locked: _record_result(locked, claim, result, kept, take_next)
+        )
+
+    def held_meanwhile(seconds: float) -> None:
+        HEARTBEATS.hold(claim)
+        time.sleep(seconds)
+
+    # The step ran: its result waits out a database outage, its lease kept meanwhile
+    # (a failed transaction wrote nothing, and the token's check refuses a second write).
     try:
-        return decide(claim.run_id, lambda locked: _record_result(locked, claim, result, kept))
+        return ride_out(record, wait=held_meanwhile)
     except _StaleClaim:
         logger.warning("dropping a stale result of %s in run %s", claim.step_id, claim.run_id)
-        with transaction.atomic():
-            Batch(kept).send()
+        ride_out(lambda: _send_alone(kept))
         return None
+    finally:
+        HEARTBEATS.release(claim)
+
+
+def _send_alone(writes: list[Statement]) -> None:
+    with transaction.atomic():
+        Batch(writes).send()
 
 
 def _record_result(
-    locked: LockedRun, claim: Claim, result: ToolResult, kept: list[Statement]
+    locked: LockedRun,
+    claim: Claim,
+    result: ToolResult,
+    kept: list[Statement],
+    take_next: bool = True,
 ) -> Claim | None:
     # With the result, in the one round trip of the transaction's writes.
     locked.writes.add(*kept)
@@ -297,7 +358,9 @@ def _record_result(
     # run's next ready step, in this same transaction; one lock per step instead of two.
     # That step's task waits in the queue (and then finds it taken), unless another
     # decision of this transaction made it ready: it is then not queued at all.
-    if ready:
+    if not take_next:
+        next_claim = None
+    elif ready:
         next_claim = _claim(locked, ready[0])
     elif (queued := scheduler.next_ready(skip=_in_backoff(scheduler))) is not None:
         unqueued = queued in locked.to_enqueue
@@ -353,8 +416,15 @@ class _Heartbeats:
                 time.sleep(lease_seconds() / 3)
                 with self._lock:
                     held = list(self._held.values())
-                if held:
+                if not held:
+                    continue
+                try:
                     self._extend(held)
+                except Exception as error:
+                    # The database is away: beat again at the next period, when it may
+                    # be back (the reaper waits a lease's length after an outage).
+                    if not note_database_failure(error):
+                        raise
         finally:
             connection.close()
 
@@ -399,8 +469,21 @@ HEARTBEATS = _Heartbeats()
 
 def lease_retry_delay(retry: int) -> float:
     """Seconds before the ``retry``-th start (from 1) of a step after a lost lease:
-    ``FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS`` doubled per retry."""
-    return float(settings.FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS) * 2 ** max(0, retry - 1)
+    ``FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS`` doubled per retry, at most
+    ``FORGE_STEP_LEASE_RETRY_BACKOFF_MAX_SECONDS``, with jitter: the steps of a worker
+    that died together are not all queued for the same instant."""
+    wait = Backoff(
+        first_s=settings.FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS,
+        cap_s=settings.FORGE_STEP_LEASE_RETRY_BACKOFF_MAX_SECONDS,
+    )
+    return wait.delay(max(1, retry))
+
+
+def may_reap() -> bool:
+    """Whether the reaper may take over expired leases now: not while the database is
+    away, nor for a lease's length after it came back, since no heartbeat could extend
+    a lease meanwhile and the workers holding them are most likely alive."""
+    return DATABASE.seconds_up() >= lease_seconds()
 
 
 def reap_expired_leases() -> int:

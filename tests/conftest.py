@@ -28,6 +28,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+from hypothesis.errors import InvalidArgument
+
+from tests.examples import PROFILE, examples
+from tests.fake_dns import FakeDns
+
+# For property tests that name no count of their own (tests/examples.py for those that do).
+# Hypothesis's own "ci" profile (derandomized, no example database) is kept beneath.
+try:
+    _parent = hypothesis_settings.get_profile(PROFILE)
+except InvalidArgument:
+    _parent = None
+hypothesis_settings.register_profile(PROFILE, _parent, max_examples=examples(100))
+hypothesis_settings.load_profile(PROFILE)
 
 REQUIRE_SERVICES = os.environ.get("FORGE_REQUIRE_SERVICES", "") == "1"
 DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
@@ -43,8 +57,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     from django.conf import settings
 
+    # SQLite's test database lives in memory (Django's default for SQLite). Said outright
+    # because pytest-xdist's workers otherwise each name a file "test_<NAME>_gw0" beside
+    # the database's path, which for Forge's own SQLite backend is not a directory.
+    database = settings.DATABASES["default"]
+    if "sqlite" in database["ENGINE"] and not database.get("TEST", {}).get("NAME"):
+        database.setdefault("TEST", {})["NAME"] = ":memory:"
     # Passwords hashed for real cost seconds across a suite; tests need no such strength.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # No test is throttled by accident: generous rates (accounts.throttling), which the
+    # tests of the limits lower for themselves.
+    settings.FORGE_API_RATE = settings.FORGE_API_COMPILE_RATE = "1000000/min"
+    settings.FORGE_API_ANON_RATE = "1000000/min"
 
 
 # --- Services -------------------------------------------------------------------------
@@ -141,18 +165,35 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped, and FORGE_REQUIRE_SERVICES=1 fails every skip: {reason}"
 
 
+# Last, after pytest-django's own sort by kind of test, which would split the files again.
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests about PostgreSQL itself belong to the PostgreSQL pass (``make test`` runs
     tests/web again with DATABASE_URL): on SQLite they are deselected, not skipped, so
     that a skip always means a missing service."""
     from django.conf import settings
 
-    if settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        return
-    kept = [item for item in items if not item.get_closest_marker("postgres")]
-    if len(kept) != len(items):
-        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
-        items[:] = kept
+    # Django's backend, or Forge's with a connection pool (forge_web.postgresql).
+    if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
+        kept = [item for item in items if not item.get_closest_marker("postgres")]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+            items[:] = kept
+    # Slow files first, then browser tests, then the rest (a file's tests together, in
+    # the order they had). With ``--dist loadfile`` and ``--no-loadscope-reorder``
+    # (the Makefile) xdist hands out files in this order, so the minute-long files do not
+    # start last and leave the other processes idle at the end: xdist's own order, by
+    # number of tests per file, put the one-test fuzzing file last.
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    first = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.path, index)
+
+    def start_order(item: pytest.Item) -> tuple[int, int]:
+        kind = 0 if item.path in slow else 1 if "e2e" in item.path.parts else 2
+        return kind, first[item.path]
+
+    items.sort(key=start_order)
 
 
 @pytest.fixture(name="require_service", scope="session")
@@ -281,3 +322,10 @@ def anonymous_client() -> Iterator[Any]:
     from django.test import Client
 
     yield Client(enforce_csrf_checks=True)
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """What names resolve to, as an attacker who controls their DNS sets it
+    (``tests/fake_dns.py``)."""
+    return FakeDns(monkeypatch)

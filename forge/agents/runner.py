@@ -35,7 +35,7 @@ import msgspec
 
 from forge.agents.brief import clip, step_messages, step_output, to_json
 from forge.compiler import CallRefused, ExecutableNode, ToolBinding, bind_call
-from forge.models import Message, ModelError, ModelPort, ToolCall
+from forge.models import Message, ModelError, ModelPort, ModelReply, ToolCall
 from forge.plan import canonical_json
 from forge.runners.base import RunContext
 from forge.runtime.agent_port import AgentGrant
@@ -45,6 +45,7 @@ from forge.runtime.executor import ToolExecutor
 from forge.runtime.records import ExecutionRecord
 from forge.runtime.results import ToolResult
 from forge.runtime.scheduler import approval_hash
+from forge.telemetry.switch import current as current_tracing
 
 __all__ = ["AgentRunner"]
 
@@ -118,7 +119,7 @@ class AgentRunner:
             if self.clock() >= deadline:
                 return tally.failed(_late(node, context), "timeout")
             try:
-                reply = self.model.complete(messages, node.allowed_tools)
+                reply = self._complete(messages, node)
             except ModelError as exc:
                 return tally.failed(exc.message, exc.code)
             tally.tokens += reply.tokens
@@ -154,6 +155,20 @@ class AgentRunner:
             f"step {node.id!r} did not finish within {self.max_turns} model turns",
             "max_turns_exceeded",
         )
+
+    def _complete(self, messages: list[Message], node: ExecutableNode) -> ModelReply:
+        """One model turn, in a ``chat <model>`` span when this process traces."""
+        tracing = current_tracing()
+        if tracing is None:
+            return self.model.complete(messages, node.allowed_tools)
+        with tracing.chat(self.model.name) as span:
+            reply = self.model.complete(messages, node.allowed_tools)
+            span.ended(
+                response_model=reply.model,
+                input_tokens=reply.input_tokens,
+                output_tokens=reply.output_tokens,
+            )
+            return reply
 
     def _call(
         self,

@@ -4,7 +4,7 @@ holds no thread."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,10 +149,37 @@ class AsyncForgeClient:
                 await on_poll(Polled(version, waited, bound))
             await self._sleep(min(next(pauses), bound - waited))
 
-    async def start_run(self, plan_id: int, version: int) -> Run:
+    async def start_run(self, plan_id: int, version: int, executor: str = "worker") -> Run:
         """Start a run of an approved version; 409 with the gate's code otherwise
-        (``not_approved``, ``self_approval``, ``content_changed``, ``has_errors``...)."""
-        return await self._send(calls.start_run(plan_id, version))
+        (``not_approved``, ``self_approval``, ``content_changed``, ``has_errors``...).
+        ``executor="agent"``: the run's MCP tool steps are the agent's to call through
+        the gateway (docs/agents.md)."""
+        return await self._send(calls.start_run(plan_id, version, executor))
+
+    async def gateway_tools(self) -> list[dict[str, Any]]:
+        """The tools the gateway offers (``GET /gateway/tools``)."""
+        return await self._send(calls.gateway_tools())
+
+    async def gateway_call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        run: int | None = None,
+        step: str | None = None,
+    ) -> dict[str, Any]:
+        """Call an upstream tool through the gateway; refused with the gateway's codes."""
+        return await self._send(calls.gateway_call(tool, arguments, run=run, step=step))
+
+    async def gateway_call_status(self, call_id: int) -> str:
+        """The status of a held call (``held``, ``approved``, ``rejected``, ...)."""
+        return await self._send(calls.gateway_call_status(call_id))
+
+    async def rerun_run(self, run_id: int, steps: Iterable[str]) -> Run:
+        """A new run of run ``run_id``'s version that runs ``steps`` and their descendants
+        again and keeps every other step's recorded output; the gate's 409 as for a start,
+        400 ``unknown_step``, 409 ``run_in_progress`` or ``needs_reconciliation``."""
+        return await self._send(calls.rerun_run(run_id, steps))
 
     async def get_run(self, run_id: int) -> Run:
         return await self._send(calls.get_run(run_id))

@@ -5,7 +5,7 @@ send exactly the same requests and read answers the same way (``read``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +89,50 @@ def get_version(plan_id: int, number: int | None) -> Call[Version]:
     return Call("GET", f"/plans/{plan_id}/versions/{number}", Version.from_data)
 
 
-def start_run(plan_id: int, version: int) -> Call[Run]:
-    return Call("POST", "/runs", Run.from_data, {"plan_id": plan_id, "version": version})
+def start_run(plan_id: int, version: int, executor: str = "worker") -> Call[Run]:
+    body: dict[str, Any] = {"plan_id": plan_id, "version": version}
+    if executor != "worker":  # the default is left out, so older servers read the body
+        body["executor"] = executor
+    return Call("POST", "/runs", Run.from_data, body)
+
+
+def gateway_tools() -> Call[list[dict[str, Any]]]:
+    """The gateway's tools (``GET /gateway/tools``), as the API answers them."""
+    return Call("GET", "/gateway/tools", _objects)
+
+
+def gateway_call(
+    tool: str, arguments: Mapping[str, Any], *, run: int | None = None, step: str | None = None
+) -> Call[dict[str, Any]]:
+    """One call of an upstream tool through the gateway (``POST /gateway/calls``): bound
+    to step ``step`` of run ``run`` when both are given."""
+    body: dict[str, Any] = {"tool": tool, "arguments": dict(arguments)}
+    if run is not None or step is not None:
+        body.update(run=run, step=step)
+    return Call("POST", "/gateway/calls", _object, body)
+
+
+def gateway_call_status(call_id: int) -> Call[str]:
+    """The status of held call ``call_id`` (``GET /gateway/calls/{id}/status``)."""
+    return Call(
+        "GET", f"/gateway/calls/{call_id}/status", lambda data: str(_object(data)["status"])
+    )
+
+
+def _objects(data: Any) -> list[dict[str, Any]]:
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise ValueError("expected a list of objects")
+    return list(data)
+
+
+def _object(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError("expected an object")
+    return dict(data)
+
+
+def rerun_run(run_id: int, steps: Iterable[str]) -> Call[Run]:
+    return Call("POST", f"/runs/{run_id}/rerun", Run.from_data, {"steps": list(steps)})
 
 
 def get_run(run_id: int) -> Call[Run]:

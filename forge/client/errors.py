@@ -17,7 +17,7 @@ from forge.errors import ForgeError
 __all__ = ["ForgeApiError"]
 
 # The extras of an API error worth passing on, in the order they are shown.
-_EXTRAS = ("diagnostics", "path", "errors")
+_EXTRAS = ("diagnostics", "path", "errors", "superseded_by", "held_call")
 
 
 class ForgeApiError(ForgeError, RuntimeError):

@@ -111,7 +111,9 @@ class Approval:
 @dataclass(frozen=True)
 class Version:
     """A plan version and its review state. ``status``: ``draft``, ``has_errors``,
-    ``awaiting_approval``, ``approved`` or ``rejected`` (the latest decision)."""
+    ``awaiting_approval``, ``approved``, ``rejected``, ``changes_requested`` (the latest
+    decision) or ``superseded`` (a newer version, ``superseded_by``, was submitted while
+    it waited: it can never be approved or run)."""
 
     plan_id: int
     number: int
@@ -125,7 +127,11 @@ class Version:
     created_at: str
     diagnostics: tuple[Diagnostic, ...]
     approvals: tuple[Approval, ...]
+    superseded_by: int | None = None
     document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # While it waits: what the approval rules still lack ("rule payments needs 1 of
+    # finance"), as the server judged them (SPEC section 10).
+    waiting_for: tuple[str, ...] = ()
 
     @property
     def waiting(self) -> bool:
@@ -148,7 +154,7 @@ class Version:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Version:
-        parent = data.get("parent")
+        parent, newer = data.get("parent"), data.get("superseded_by")
         return cls(
             plan_id=int(data["plan"]),
             number=int(data["number"]),
@@ -162,7 +168,9 @@ class Version:
             created_at=str(data.get("created_at", "")),
             diagnostics=_diagnostics(data.get("diagnostics")),
             approvals=tuple(Approval.from_data(item) for item in data.get("approvals") or ()),
+            superseded_by=None if newer is None else int(newer),
             document=dict(data.get("document") or {}),
+            waiting_for=tuple(str(item) for item in data.get("waiting_for") or ()),
         )
 
 
@@ -207,6 +215,7 @@ class Run:
     failed_step: str
     blocked_reason: str
     steps: tuple[Step, ...]
+    executor: str = "worker"
 
     @property
     def finished(self) -> bool:
@@ -226,6 +235,7 @@ class Run:
             failed_step=str(data.get("failed_step", "")),
             blocked_reason=str(data.get("blocked_reason", "")),
             steps=tuple(Step.from_data(item) for item in data.get("steps") or ()),
+            executor=str(data.get("executor", "worker")),
         )
 
 

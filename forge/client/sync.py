@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -128,10 +128,18 @@ class ForgeClient:
                 return version
             self._sleep(min(next(pauses), bound - waited))
 
-    def start_run(self, plan_id: int, version: int) -> Run:
+    def start_run(self, plan_id: int, version: int, executor: str = "worker") -> Run:
         """Start a run of an approved version; 409 with the gate's code otherwise
-        (``not_approved``, ``self_approval``, ``content_changed``, ``has_errors``...)."""
-        return self._send(calls.start_run(plan_id, version))
+        (``not_approved``, ``self_approval``, ``content_changed``, ``has_errors``...).
+        ``executor="agent"``: the run's MCP tool steps are the agent's to call through
+        the gateway (docs/agents.md)."""
+        return self._send(calls.start_run(plan_id, version, executor))
+
+    def rerun_run(self, run_id: int, steps: Iterable[str]) -> Run:
+        """A new run of run ``run_id``'s version that runs ``steps`` and their descendants
+        again and keeps every other step's recorded output; the gate's 409 as for a start,
+        400 ``unknown_step``, 409 ``run_in_progress`` or ``needs_reconciliation``."""
+        return self._send(calls.rerun_run(run_id, steps))
 
     def get_run(self, run_id: int) -> Run:
         return self._send(calls.get_run(run_id))

@@ -8,8 +8,11 @@ never missed.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
+
+from forge.backoff import Backoff
 
 __all__ = ["delays", "wait_bound"]
 
@@ -18,11 +21,10 @@ MAX_DELAY_S = 5.0
 
 
 def delays(first: float = FIRST_DELAY_S, ceiling: float = MAX_DELAY_S) -> Iterator[float]:
-    """0.5, 1, 2, 4, 5, 5, ... seconds: doubling up to ``ceiling``."""
-    delay = first
-    while True:
-        yield delay
-        delay = min(delay * 2, ceiling)
+    """0.5, 1, 2, 4, 5, 5, ... seconds: doubling up to ``ceiling``. No jitter: a person's
+    client waiting on a decision is no crowd, and its looks stay predictable."""
+    backoff = Backoff(first_s=first, cap_s=ceiling, jitter=0)
+    return (backoff.delay(look) for look in itertools.count(1))
 
 
 def wait_bound(timeout_s: float) -> float:

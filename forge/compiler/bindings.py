@@ -12,7 +12,12 @@ idempotent, has the same argument hash as a performed one; the step id is not co
 since renaming a step does not make sending the same e-mail twice harmless. Arguments are
 serialised to canonical JSON at compile time: what is not JSON is refused, and the hash
 that approvals bind to is fixed. Validation is cached per tool and canonical arguments,
-since plans often repeat a call.
+since plans often repeat a call. A call the tool's runner will refuse (``ToolSpec.refusal``:
+an ``http_request`` to a host off the deployment's allow list) is an error with the
+runner's code, ``host_not_allowed``, and a hint naming what to change.
+
+An unknown tool's diagnostic hints the registered tools closest to its name ("did you
+mean"), since most are a slip of the keyboard or a tool's older name.
 
 ``bind_call`` applies the same rules to one call an agent proposes at run time, so a
 call chosen by a model is bound exactly as one written in the plan.
@@ -27,6 +32,7 @@ keep it or lower it (``forge.runtime.calls``).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -38,6 +44,7 @@ from forge.plan import PlanDocument, Step, canonical_json
 from forge.plan.references import FROM, JOIN, LITERAL, Reference, Template, scan, substitute
 from forge.tools import (
     ArgumentsInvalid,
+    CallRefusal,
     PolicyDecision,
     PolicyEngine,
     SideEffect,
@@ -51,7 +58,9 @@ __all__ = ["BindingResolver", "CallRefused", "Resolved", "bind_call", "templated
 _OPERATOR_KEYS = tuple(f'"{key}":' for key in (FROM, JOIN, LITERAL))
 
 Resolved = tuple[ToolBinding | None, tuple[ToolSpec, ...], tuple[str, ...]]
-_Call = tuple[SideEffect, PolicyDecision]
+# A valid call's side effect, the policy's decision on it, and why its runner will refuse
+# it (``ToolSpec.refusal``), if it will.
+_Call = tuple[SideEffect, PolicyDecision, CallRefusal | None]
 
 
 class BindingResolver:
@@ -70,6 +79,8 @@ class BindingResolver:
         self._scopes = document.requires_approval_before
         # tool name -> its spec and the policy's decision, or None when not registered
         self._tools: dict[str, tuple[ToolSpec, PolicyDecision] | None] = {}
+        # unknown tool name -> the "did you mean" hint of its diagnostic ("" for none)
+        self._hints: dict[str, str] = {}
         # (tool name, a call's side effect) -> the decision for calls with that effect
         self._calls: dict[tuple[str, str], PolicyDecision] = {}
         # tool name -> canonical args JSON -> (args hash, validation error or "", and
@@ -149,7 +160,10 @@ class BindingResolver:
                 out.append(Diagnostic.of("tool_unavailable", message, (step.id,)))
                 return None
             message = f"step {step.id!r} {verb} unknown tool {name!r}"
-            out.append(Diagnostic.of("unknown_tool", message, (step.id,)))
+            hint = self._hints.get(name)
+            if hint is None:
+                hint = self._hints[name] = did_you_mean(name, self._registry)
+            out.append(Diagnostic.of("unknown_tool", message, (step.id,), hint=hint))
             return None
         spec, decision = found
         if not decision.allowed:
@@ -179,7 +193,7 @@ class BindingResolver:
         if '"$' in args_json and any(key in args_json for key in _OPERATOR_KEYS):
             template = scan(args)
             if template.operators:
-                return self._bind_template(step, spec, args_json, template)
+                return self._bind_template(step, spec, args_json, template, out)
         known = self._checked.get(spec.name)
         if known is None:
             known = self._checked[spec.name] = {}
@@ -194,7 +208,7 @@ class BindingResolver:
             call = None
             if not error:
                 effect = spec.effective_side_effect(args)
-                call = (effect, self._effect_decision(spec, effect))
+                call = (effect, self._effect_decision(spec, effect), spec.refusal(args))
             checked = known[args_json] = (
                 hashlib.sha256(args_json.encode()).hexdigest(),
                 error,
@@ -204,7 +218,9 @@ class BindingResolver:
         if call is None:
             out.append(Diagnostic.of("invalid_args", f"step {step.id!r}: {error}", (step.id,)))
             return None
-        effect, decision = call
+        effect, decision, refusal = call
+        if refusal is not None:
+            out.append(_refused(step.id, spec, refusal))
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
         return _binding(spec, args, args_hash, timeout_s, effect, decision)
 
@@ -220,11 +236,19 @@ class BindingResolver:
         return self._calls[key]
 
     def _bind_template(
-        self, step: Step, spec: ToolSpec, args_json: str, template: Template
+        self, step: Step, spec: ToolSpec, args_json: str, template: Template, out: list[Diagnostic]
     ) -> ToolBinding:
         """A binding of arguments that name earlier outputs: hashed as written, checked
-        against the schema by ``forge.compiler.references``."""
+        against the schema by ``forge.compiler.references``. The arguments written in
+        full (a URL beside a body taken from an earlier step) are judged by the runner's
+        rule now; the others when the call is resolved, by its preview."""
         self.templates.append((step, spec, template))
+        if spec.refusal_of is not None and not template.problems:
+            taken = {reference.at[0] for reference in template.references}
+            written = {key: value for key, value in step.args.items() if key not in taken}
+            refusal = spec.refusal(substitute(written, lambda reference: None))
+            if refusal is not None:
+                out.append(_refused(step.id, spec, refusal))
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
         effect = spec.side_effect if template.problems else templated_side_effect(spec, step.args)
         decision = self._effect_decision(spec, effect)
@@ -256,7 +280,8 @@ class CallRefused(ForgeError, ValueError):
     """A run-time call that cannot be bound. ``code``: ``tool_not_allowed`` (not in the
     step's ``tools_allowed``), ``unknown_tool``, ``tool_unavailable`` (its MCP server is
     down), ``unauthorized_tool`` (the policy denies
-    it) or ``invalid_args`` (not JSON, or against the tool's schema)."""
+    it), ``invalid_args`` (not JSON, or against the tool's schema) or the code of the
+    runner's refusal (``host_not_allowed``)."""
 
     code = "call_refused"
 
@@ -301,6 +326,9 @@ def bind_call(
         registry.validate_args(spec.name, args)
     except ArgumentsInvalid as exc:
         raise CallRefused(exc.message, code="invalid_args") from None
+    refusal = spec.refusal(args)
+    if refusal is not None:
+        raise CallRefused(f"{refusal.reason}; {refusal.hint}", code=refusal.code)
     if timeout_s is None:
         timeout_s = spec.default_timeout_s if step.timeout_s is None else step.timeout_s
     args_hash = hashlib.sha256(args_json.encode()).hexdigest()
@@ -347,10 +375,28 @@ def _binding(
     )
 
 
+def did_you_mean(name: str, registry: ToolRegistry) -> str:
+    """``did you mean `x`?`` naming the registered tools closest to ``name`` (a typo,
+    another tool's old name), or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, [spec.name for spec in registry], n=3)
+    if not close:
+        return ""
+    names = [f"`{candidate}`" for candidate in close]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"did you mean {listed}?"
+
+
 AGENT_TOOLS_HINT = (
     "List the tools it may call in tools_allowed (in the editor: tick them under "
     '"Tools allowed" in the step\'s panel), or name the one tool it calls in tool.'
 )
+
+
+def _refused(step_id: str, spec: ToolSpec, refusal: CallRefusal) -> Diagnostic:
+    """A call the tool's runner will refuse (``ToolSpec.refusal``): always an error, so
+    a version that cannot run is never approved."""
+    message = f"step {step_id!r} calls {spec.name}, which will refuse it: {refusal.reason}"
+    return Diagnostic(refusal.code, "error", message, (step_id,), (), refusal.hint)
 
 
 def _without_tools(step_id: str) -> Diagnostic:

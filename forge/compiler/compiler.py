@@ -34,7 +34,7 @@ from forge.compiler.impact import Impact, impact_of
 from forge.compiler.milestones import DEFAULT_WARN_STEPS, check_milestones
 from forge.compiler.references import ReferenceChecker
 from forge.compiler.structure import analyse_structure
-from forge.plan import PlanDocument
+from forge.plan import ImportWarning, PlanDocument
 from forge.plan.jsontext import compact_json, encode_plain, indented_json, indented_plain
 from forge.tools import PolicyEngine, ToolRegistry
 
@@ -66,6 +66,16 @@ class CompileResult:
         """What the compiled plan will touch, ask, cost and take; ``None`` without a
         graph. Computed when first read (a compile that only checks never pays for it)."""
         return None if self.graph is None else impact_of(self.graph)
+
+    def noting(self, warnings: Iterable[ImportWarning]) -> CompileResult:
+        """This result with what importing the document warned of among its diagnostics
+        (``forge.plan.import_plan``): how the CLI, ``POST /compile`` and a version
+        imported from text show them beside the compiler's. Warnings never make a result
+        fail; without any, this result itself."""
+        extra = [Diagnostic.of(w.code, w.message, w.nodes, w.edges, hint=w.hint) for w in warnings]
+        if not extra:
+            return self
+        return CompileResult(ordered((*self.diagnostics, *extra)), self.graph)
 
     def to_data(self) -> dict[str, Any]:
         """The body of ``POST /compile``: ``{"ok", "diagnostics", "graph", "impact"}``."""

@@ -3,7 +3,7 @@
 A diagnostic has a stable ``code``, a severity, a message for people, and the node ids and
 edges it concerns; edges always point from a dependency to its dependent, ``[dep, step]``.
 ``SEVERITIES`` is the one table of codes: the fourteen of SPEC section 4 in its order, and
-nine deviations from it. ``invalid_check`` (error, listed after ``invalid_args``), for a
+eleven deviations from it. ``invalid_check`` (error, listed after ``invalid_args``), for a
 ``done_when`` check that is not valid JMESPath; the SPEC has no code for it, and folding it
 into ``unverifiable_done_when`` (a warning) would let a plan compile whose contract can
 never be evaluated. ``tool_unavailable`` (error, after ``unknown_tool``), for a tool of an
@@ -19,7 +19,12 @@ that does not exist when none had been chosen. ``invalid_milestone`` and
 ``milestone_out_of_order`` (errors) and ``plan_without_milestones`` (a warning, past a
 configured size) check the plan's milestones (``forge.compiler.milestones``);
 ``missing_done_when`` and ``missing_rollback_hint`` (warnings) are seed 003's launch
-checklist (``forge.compiler.checklist``).
+checklist (``forge.compiler.checklist``). ``host_not_allowed`` (error, after
+``unauthorized_tool``): an ``http_request`` whose URL, written in the plan, names a host
+off the deployment's allow list, which its runner would refuse (``forge.tools.hosts``).
+``flattened_decision`` (a warning) is not the compiler's but an import's: a Mermaid
+decision read as an ordinary step whose branches all run
+(``forge.plan.formats.mermaid_read``); ``CompileResult.noting`` adds it to a result.
 
 A diagnostic may carry a ``hint``: how to fix it, in the words of the editor and of the
 plan format (``to_data`` includes it only when there is one).
@@ -45,6 +50,7 @@ SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "agent_without_tools": "error",
         "tool_unavailable": "error",
         "unauthorized_tool": "error",
+        "host_not_allowed": "error",
         "invalid_args": "error",
         "invalid_check": "error",
         "invalid_reference": "error",
@@ -60,6 +66,7 @@ SEVERITIES: Mapping[str, Severity] = MappingProxyType(
         "missing_done_when": "warning",
         "missing_rollback_hint": "warning",
         "plan_without_milestones": "warning",
+        "flattened_decision": "warning",
         "approval_required": "info",
     }
 )

@@ -18,18 +18,17 @@ the outputs when the step becomes ready (``forge.runtime.calls``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import msgspec
-from msgspec.structs import astuple
 
-from forge.plan import DoneWhen, PlanDocument, Step, canonical_json, content_hash
+from forge.plan import PlanDocument, Step, canonical_json, content_hash
 from forge.plan.jsontext import encode_plain, json_number
 from forge.plan.references import Reference, location_text
-from forge.tools import SideEffect, ToolSpec
+from forge.tools import HARMLESS, SideEffect, ToolSpec
 
 __all__ = [
     "ExecutableGraph",
@@ -67,13 +66,7 @@ class ToolBinding(msgspec.Struct, frozen=True, gc=False):
     def repeatable(self) -> bool:
         """Whether running this call again is harmless: no write or external effect, or
         an idempotent tool."""
-        return self.side_effect in ("none", "read") or self.tool.idempotent
-
-
-# A fingerprint writes a ``done_when`` as its fields in this order (approvals are bound to
-# the hash): ``astuple`` makes them in C.
-if DoneWhen.__struct_fields__ != ("description", "required_keys", "checks"):
-    raise TypeError("DoneWhen has other fields than ExecutableNode.fingerprint writes")
+        return self.side_effect in HARMLESS or self.tool.idempotent
 
 
 class ExecutableNode(msgspec.Struct, frozen=True, gc=False):
@@ -95,15 +88,13 @@ class ExecutableNode(msgspec.Struct, frozen=True, gc=False):
         none either."""
         done = self.step.done_when
         binding = self.binding
-        deps: Sequence[str] = self.depends_on
-        if len(deps) > 1 and (len(deps) > 2 or deps[0] > deps[1]):  # else in order already
-            deps = sorted(deps)
-        content = (  # tuples are written as lists
+        deps = self.depends_on
+        content = (  # tuples are written as lists; one of fewer than two items is sorted
             binding.tool.name if binding else None,
             binding.args_hash if binding else None,
-            deps,
+            deps if len(deps) < 2 else sorted(deps),
             sorted({tool.name for tool in self.allowed_tools}) if self.allowed_tools else (),
-            None if done is None else astuple(done),  # description, required_keys, checks
+            None if done is None else (done.description, done.required_keys, done.checks),
         )
         try:  # texts and lists only: msgspec writes them as canonical_json does, faster
             text = encode_plain(content)

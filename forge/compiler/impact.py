@@ -6,7 +6,7 @@ Everything is read from the ``ExecutableGraph``, whose bindings carry the tools'
 and the policy's approval reasons, so the summary says what the compiler decided, not
 what the author claimed:
 
-- permission scopes of every tool a step calls or an agent step may call;
+- the tools a step calls or an agent step may call, and their permission scopes;
 - side-effect classes with their step counts (an agent step counts as the most its
   allowed tools can do);
 - external systems: HTTP hosts (from ``http_request``'s URL, also when it is built with
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from forge.compiler.budget import estimate_budget
 from forge.compiler.graph import ExecutableGraph, ExecutableNode
 from forge.plan.jsontext import json_number
 from forge.plan.references import FROM, JOIN, LITERAL
@@ -47,6 +48,7 @@ __all__ = [
     "Impact",
     "McpUse",
     "StepPause",
+    "call_host",
     "compare_impact",
     "duration_text",
     "impact_of",
@@ -91,6 +93,7 @@ class StepPause:
 class Impact:
     steps: int
     scopes: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()  # every tool a step calls or an agent step may call
     side_effects: tuple[tuple[str, int], ...] = ()  # (class, steps), in SIDE_EFFECTS order
     agent_steps: int = 0
     hosts: tuple[str, ...] = ()
@@ -138,6 +141,7 @@ class Impact:
         return {
             "steps": self.steps,
             "scopes": list(self.scopes),
+            "tools": list(self.tools),
             "side_effects": dict(self.side_effects),
             "agent_steps": self.agent_steps,
             "hosts": list(self.hosts),
@@ -175,6 +179,7 @@ class Impact:
         return cls(
             steps=int(data.get("steps", 0)),
             scopes=tuple(data.get("scopes", ())),
+            tools=tuple(data.get("tools", ())),
             side_effects=tuple(
                 (effect, int(effects[effect])) for effect in SIDE_EFFECTS if effect in effects
             ),
@@ -221,7 +226,6 @@ def impact_of(graph: ExecutableGraph) -> Impact:
     files_unknown: list[str] = []
     commands: dict[str, None] = {}
     pauses: list[StepPause] = []
-    tokens, costs = 0, []
     finish: dict[str, float] = {}
     before: dict[str, str | None] = {}
     unknown: list[str] = []
@@ -237,7 +241,7 @@ def impact_of(graph: ExecutableGraph) -> Impact:
             if name in _REACHING_OUT:
                 args = binding.args
                 if name == "http_request":
-                    host = _host(args.get("url"))
+                    host = call_host(args.get("url"))
                     if host:
                         hosts.setdefault(host, None)
                     else:
@@ -267,11 +271,8 @@ def impact_of(graph: ExecutableGraph) -> Impact:
             pauses.append(StepPause(node_id, node.approval_reasons))
         estimate = node.step.estimate
         seconds = None
-        if estimate is not None:
-            tokens += estimate.tokens
-            costs.append(estimate.cost)
-            if estimate.seconds is not None:
-                seconds = float(estimate.seconds)
+        if estimate is not None and estimate.seconds is not None:
+            seconds = float(estimate.seconds)
         if seconds is None and name == "sleep":
             seconds = _sleep_seconds(node)
         if seconds is None:
@@ -289,9 +290,11 @@ def impact_of(graph: ExecutableGraph) -> Impact:
         if tool.source.startswith("mcp:"):
             servers.setdefault(tool.source.removeprefix("mcp:"), []).append(tool.name)
     counted = Counter(effects)
+    budget = estimate_budget(document)
     return Impact(
         steps=len(graph.order),
         scopes=tuple(sorted({tool.permission_scope for tool in tools_used.values()})),
+        tools=tuple(sorted(tools_used)),
         side_effects=tuple((e, counted[e]) for e in SIDE_EFFECTS if e in counted),
         agent_steps=agents,
         hosts=tuple(sorted(hosts)),
@@ -303,10 +306,9 @@ def impact_of(graph: ExecutableGraph) -> Impact:
         pauses=tuple(pauses),
         reviews=tuple(milestone.id for milestone in document.milestones if milestone.review),
         plan_scopes=document.requires_approval_before,
-        tokens=tokens,
-        # Rounded to a billionth, as the budget check does: 0.1 + 0.2 is 0.3.
-        cost=round(math.fsum(costs), 9),
-        estimated_steps=len(costs),
+        tokens=int(budget.line("tokens").estimate),  # the budget check's own figures
+        cost=budget.line("cost").estimate,
+        estimated_steps=budget.estimated_steps,
         duration=_critical_path(finish, before, unknown),
     )
 
@@ -331,12 +333,7 @@ def _sleep_seconds(node: ExecutableNode) -> float | None:
     binding = node.binding
     if binding is not None and binding.concrete:
         seconds = binding.args.get("seconds")
-        # a float or int as JSON gives them, else any number but a bool
-        if (
-            type(seconds) is float
-            or type(seconds) is int
-            or (isinstance(seconds, int | float) and not isinstance(seconds, bool))
-        ):
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
             return float(seconds)
     return None
 
@@ -373,7 +370,7 @@ def _placeholder(value: Any) -> str:
     return "{?}"
 
 
-def _host(url: Any) -> str | None:
+def call_host(url: Any) -> str | None:
     """The host of a URL known now, or whose known text names it; else ``None``."""
     text = _text(url, _HOLE)
     if text is None:

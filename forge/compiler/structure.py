@@ -95,9 +95,7 @@ def analyse_structure(steps: Sequence[Step]) -> Structure:
     for index, step in enumerate(steps):
         step_id = step.id
         deps = step.depends_on
-        count = len(deps)
-        # a repeated dependency counts once; two are compared without making a set
-        if count > 1 and (deps[0] == deps[1] if count == 2 else len(set(deps)) < count):
+        if len(deps) > 1 and len(set(deps)) < len(deps):  # a repeated one counts once
             deps = tuple(dict.fromkeys(deps))
         known = True
         for dep in deps:

@@ -96,6 +96,9 @@ def run_case(
             Path(workspace),
             planner=replanner,
             approver=EVALUATOR,
+            # The evaluator is the person who approves each version: a replan that uses
+            # a tool new to the plan (seed 003's permission refusal) is theirs to accept.
+            accept_escalation=True,
             author=name,
             on_event=on_event,
             review_step=change.review if case.change is not None else None,

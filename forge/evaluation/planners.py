@@ -30,7 +30,7 @@ from forge.evaluation.harness import PlannerFactory
 from forge.evaluation.suite import Case, Suite
 from forge.models import Message, ModelPort, ModelReply
 from forge.models.config import Endpoint
-from forge.plan import ImportLimits, PlanDocument, from_data
+from forge.plan import DEFAULT_LIMITS, ImportLimits, PlanDocument, from_data
 from forge.plan.formats.yaml_safe import parse_yaml
 from forge.planners import LLMPlanner, PlannerPort, ScriptedPlanner
 from forge.planners import config as planners_config
@@ -38,7 +38,7 @@ from forge.tools import ToolSpec
 
 __all__ = ["EvalPlanner", "MeteredModel", "PlannerSpecError", "load_answers", "planner_from_spec"]
 
-_LIMITS = ImportLimits(max_bytes=8 * 1024 * 1024, max_steps=5000)
+_LIMITS = ImportLimits(max_bytes=2 * DEFAULT_LIMITS.max_bytes)  # answers for many cases
 
 
 class PlannerSpecError(ForgeError, ValueError):

@@ -25,6 +25,7 @@ from typing import Any
 
 from forge.evaluation.suite import Case
 from forge.evaluation.trace import CaseTrace, ReplanTrace
+from forge.runtime.dependencies import unmet_dependencies
 from forge.runtime.events import EventType
 
 __all__ = ["METRICS", "Score", "cost", "fidelity", "replan_quality", "score_case", "success",
@@ -122,7 +123,7 @@ def fidelity(trace: CaseTrace) -> Score:
             continue
         if event.event_type == EventType.STEP_STARTED:
             step = _step(trace, event.plan_version, event.step_id)
-            waiting = [d for d in (step.depends_on if step else ()) if status.get(d) != "succeeded"]
+            waiting = unmet_dependencies(step.depends_on if step else (), status.get)
             if waiting:
                 problems.append(f"step {event.step_id!r} started before {', '.join(waiting)} "
                                 "succeeded")  # fmt: skip

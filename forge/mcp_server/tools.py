@@ -16,12 +16,16 @@ from contextlib import AbstractAsyncContextManager
 from typing import Annotated, Any, Literal
 
 import anyio
+from jsonschema import Draft202012Validator
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from mcp.types import CallToolRequestParams, CallToolResult, ToolAnnotations
+from pydantic import BaseModel, Field
 
 from forge.client import AsyncForgeClient, ForgeApiError, Polled, Version
 from forge.mcp_server import views
+from forge.mcp_server.outputs import CompiledOut, EventsOut, RunOut, VersionOut, WaitedOut
+from forge.version import forge_version
 
 __all__ = ["MAX_WAIT_S", "TOOL_NAMES", "ClientFor", "build_server"]
 
@@ -79,7 +83,7 @@ _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any]:
     """An MCP server with Forge's tools; each call gets its client from ``client_for``."""
-    server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, version=forge_version())
 
     async def call[T](
         ctx: Context[Any, Any],
@@ -99,7 +103,7 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
         document: Document = None,
         source: Source = None,
         format: Format = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, CompiledOut]:
         """Compile a plan document with this Forge's tools and policy, without saving it.
         Answers ok, every diagnostic (code, severity, message, the steps concerned) and,
         when it compiles, the graph: each step's tool, side effect and why it will wait for
@@ -129,7 +133,7 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
         source: Source = None,
         format: Format = None,
         note: Annotated[str, Field(description="What this version is for or changes.")] = "",
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, VersionOut]:
         """Save a plan as a new plan (name) or as the next version of one (plan_id), with
         you as its author, and submit it for review. Nothing runs: a person other than you
         must approve it first. Answers the version: plan_id, version, status
@@ -163,9 +167,10 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
         version: Annotated[
             int | None, Field(ge=1, description="The version's number; the latest if absent.")
         ] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, VersionOut]:
         """A plan version's review status (draft, has_errors, awaiting_approval, approved,
-        rejected), its diagnostics, and the latest decision: who made it and their
+        rejected, changes_requested, or superseded: then superseded_by names the newer
+        version), its diagnostics, and the latest decision: who made it and their
         comment."""
         return await call(ctx, lambda c: c.get_version(plan_id, version), views.version)
 
@@ -182,7 +187,7 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
                 description=f"How long to wait, in seconds (at most {MAX_WAIT_S:g}).",
             ),
         ] = DEFAULT_WAIT_S,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, WaitedOut]:
         """Wait until a person approves or rejects the version, or timeout_s passes. Answers
         the version with timed_out: true if it still awaits approval (call again to wait
         longer), else its status: approved (then call start_run) or rejected (with the
@@ -211,16 +216,27 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
         ),
     )  # fmt: skip
     async def start_run(
-        ctx: Context[Any, Any], plan_id: PlanId, version: VersionNumber
-    ) -> CallToolResult:
+        ctx: Context[Any, Any],
+        plan_id: PlanId,
+        version: VersionNumber,
+        executor: Annotated[
+            Literal["worker", "agent"],
+            Field(
+                description='"worker" (default): Forge\'s workers run every step. "agent": '
+                "you execute the steps that call MCP tools yourself, through Forge's "
+                'gateway, naming the run and step in each call\'s _meta ("forge/run", '
+                '"forge/step"); Forge\'s workers run the rest.'
+            ),
+        ] = "worker",
+    ) -> Annotated[CallToolResult, RunOut]:
         """Start running a version a person other than its author approved: its steps then
         do what they say, side effects included. Refused (error.code not_approved,
         has_errors, self_approval, content_changed, ...; status 409) for any other version,
         and then nothing runs. Answers the run: run_id, status, steps, last_seq."""
-        return await call(ctx, lambda c: c.start_run(plan_id, version), views.run)
+        return await call(ctx, lambda c: c.start_run(plan_id, version, executor), views.run)
 
     @server.tool(title="Read a run", annotations=_READS)
-    async def get_run(ctx: Context[Any, Any], run_id: RunId) -> CallToolResult:
+    async def get_run(ctx: Context[Any, Any], run_id: RunId) -> Annotated[CallToolResult, RunOut]:
         """A run's status (queued, running, awaiting_approval, needs_replan, succeeded,
         failed, budget_exhausted, cancelled), finished, its steps with their status, output
         and errors, and last_seq, the seq of its newest event."""
@@ -234,7 +250,7 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
             int, Field(ge=0, description="Only events with a larger seq (0: from the start).")
         ] = 0,
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 200,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, EventsOut]:
         """The run's events after seq `after`, oldest first: every transition of the run and
         its steps (event_type such as step_started, step_succeeded, step_failed,
         run_succeeded), with who and why. Pass the answer's last_seq as after to read on;
@@ -245,4 +261,62 @@ def build_server(client_for: ClientFor, *, name: str = "forge") -> MCPServer[Any
             lambda found: views.events(run_id, found, after, limit),
         )
 
+    _tools_only(server)
+    _arguments_checked(server)
     return server
+
+
+# The requests of the capabilities MCPServer always registers; Forge serves no prompts
+# and no resources, so it advertises neither (an empty capability invites clients to ask).
+_NOT_SERVED = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+)
+
+
+def _tools_only(server: MCPServer[Any]) -> None:
+    # The SDK offers no public way to leave a handler out of MCPServer; its capabilities
+    # are derived from the registered handlers.
+    handlers = server._lowlevel_server._request_handlers
+    for method in _NOT_SERVED:
+        handlers.pop(method, None)
+
+
+def _arguments_checked(server: MCPServer[Any]) -> None:
+    """Check each call's arguments against its tool's input schema first, so a violation
+    is a tool error in Forge's shape (``validation_error`` with ``errors``, each
+    ``{"loc", "msg"}``, as the API answers one) instead of the SDK's pydantic text."""
+    lowlevel = server._lowlevel_server
+    entry = lowlevel.get_request_handler("tools/call")
+    assert entry is not None
+    inner = entry.handler
+    validators: dict[str, Draft202012Validator] = {}
+
+    async def checked(ctx: ServerRequestContext[Any, Any], params: BaseModel) -> Any:
+        assert isinstance(params, CallToolRequestParams)
+        if not validators:
+            for tool in await server.list_tools():
+                validators[tool.name] = Draft202012Validator(tool.input_schema)
+        validator = validators.get(params.name)
+        if validator is not None:
+            errors = [
+                {"loc": ["arguments", *error.absolute_path], "msg": error.message}
+                for error in sorted(
+                    validator.iter_errors(params.arguments or {}), key=lambda e: list(e.path)
+                )
+            ]
+            if errors:
+                return views.refusal(
+                    ForgeApiError(
+                        f"the arguments of {params.name} do not match its input schema",
+                        code="validation_error",
+                        status=422,
+                        body={"errors": errors},
+                    )
+                )
+        return await inner(ctx, params)
+
+    lowlevel.add_request_handler("tools/call", entry.params_type, checked)

@@ -28,6 +28,8 @@ _ERROR_NEXT = {
     "has_errors": "This version does not compile: fix the errors in diagnostics and call "
     "submit_plan with this plan_id to propose a new version.",
     "not_submitted": "This version is a draft and cannot be reviewed or run.",
+    "superseded": "A newer version of this plan was submitted: this one can never be "
+    "approved or run. Use the version the error names (superseded_by).",
     "permission_denied": "Your API token's user lacks the role this needs; ask a Forge admin.",
     "not_authenticated": "The API token is missing, wrong or revoked; ask for a new one.",
     "not_found": "No such plan, version or run: check the ids.",
@@ -85,6 +87,7 @@ def version(found: Version) -> dict[str, Any]:
         "has_errors": found.has_errors,
         "content_hash": found.content_hash,
         "parent": found.parent,
+        "superseded_by": found.superseded_by,
         "diagnostics": [d.to_data() for d in found.diagnostics],
         "decision": None
         if decision is None
@@ -111,6 +114,9 @@ def _version_next(found: Version) -> str:
     by = "" if decision is None else f" by {decision.reviewer}"
     match found.status:
         case "awaiting_approval":
+            if found.waiting_for:  # who must approve, as the approval rules say
+                lacking = "; ".join(found.waiting_for)
+                return f"A person must decide ({lacking}): call wait_for_approval with {ids}."
             return f"A person must decide: call wait_for_approval with {ids}."
         case "approved":
             return f"Approved{by}: call start_run with {ids}."
@@ -127,6 +133,12 @@ def _version_next(found: Version) -> str:
             )
         case "draft":
             return "A draft: no one can review it until it is submitted in Forge."
+        case "superseded":
+            newer = f"plan_id={found.plan_id}, version={found.superseded_by}"
+            return (
+                f"Superseded by v{found.superseded_by}, submitted while it waited: it can "
+                f"never be approved or run. Call wait_for_approval with {newer}."
+            )
     return ""
 
 
@@ -156,6 +168,7 @@ def run(found: Run) -> dict[str, Any]:
         "last_seq": found.last_seq,
         "failed_step": found.failed_step or None,
         "blocked_reason": found.blocked_reason or None,
+        **({"executor": "agent"} if found.executor == "agent" else {}),
         "steps": steps,
         "next": _run_next(found),
     }
@@ -173,6 +186,14 @@ def _run_next(found: Run) -> str:
                 f"Step {found.failed_step or '?'} failed and the run stopped: propose a fix "
                 f"with submit_plan (plan_id={found.plan_id}); once a person approves it, a "
                 "person resumes the run in Forge."
+            )
+    if found.executor == "agent" and found.status == "running":
+        ready = [step.step_id for step in found.steps if step.status == "ready"]
+        if ready:
+            return (
+                f"Execute step(s) {', '.join(ready)} through Forge's gateway: call each "
+                'step\'s tool with its arguments and _meta {"forge/run": '
+                f'{found.id}, "forge/step": STEP}}; {follow}.'
             )
     return f"The run is {found.status}; {follow}."
 

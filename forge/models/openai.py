@@ -152,7 +152,10 @@ class OpenAICompatibleModel:
                 raise TypeError("message is not an object")
             raw_calls = message.get("tool_calls") or []
             calls = tuple(_tool_call(call, index) for index, call in enumerate(raw_calls))
-            tokens = _tokens(data.get("usage") or {})
+            usage = data.get("usage") or {}
+            tokens = _tokens(usage)
+            input_tokens = int(usage.get("prompt_tokens") or 0)
+            output_tokens = int(usage.get("completion_tokens") or 0)
         except (ValueError, LookupError, TypeError, AttributeError) as exc:
             raise ModelError(
                 f"model endpoint {self.url} sent no chat completion: "
@@ -166,6 +169,8 @@ class OpenAICompatibleModel:
             tokens=tokens,
             cost=tokens / 1000 * price if price else 0.0,
             model=str(data.get("model") or self.model),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
         )
 
 

@@ -67,13 +67,17 @@ class Message:
 @dataclass(frozen=True)
 class ModelReply:
     """One completion: text and/or tool calls, with what it cost. ``model`` is the
-    model that answered, as the endpoint names it."""
+    model that answered, as the endpoint names it. ``tokens`` is the whole use, which
+    budgets count; ``input_tokens`` and ``output_tokens`` its parts where the endpoint
+    says them (0 where it does not), which traces report."""
 
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tokens: int = 0
     cost: float = 0.0
     model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def as_message(self) -> Message:
         return Message("assistant", self.content, self.tool_calls)

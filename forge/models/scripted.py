@@ -3,14 +3,15 @@
 Each call is kept (``calls``), so a test can assert what the model was shown and which
 tools it was offered. A script file (JSON or YAML, for ``forge run --model
 scripted:FILE``) is a list of replies, each either a string (a final answer) or an
-object ``{content?, tool_calls?: [{name, arguments?, id?}], tokens?, cost?, model?}``.
+object ``{content?, tool_calls?: [{name, arguments?, id?}], tokens?, cost?, model?,
+input_tokens?, output_tokens?}`` (the last two: the parts of ``tokens`` traces report).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,7 @@ class ScriptedModel:
                 code="model_exhausted",
             )
         reply = self._replies[index]
-        return (
-            reply
-            if reply.model
-            else ModelReply(reply.content, reply.tool_calls, reply.tokens, reply.cost, self.name)
-        )
+        return reply if reply.model else replace(reply, model=self.name)
 
     @classmethod
     def from_data(cls, data: object, name: str = "scripted") -> ScriptedModel:
@@ -92,7 +89,8 @@ def _reply(item: object, index: int) -> ModelReply | str:
     where = f"reply {index}"
     if not isinstance(item, dict):
         raise ScriptError(f"{where} must be a string or an object")
-    unknown = set(item) - {"content", "tool_calls", "tokens", "cost", "model"}
+    fields = {"content", "tool_calls", "tokens", "cost", "model", "input_tokens", "output_tokens"}
+    unknown = set(item) - fields
     if unknown:
         raise ScriptError(f"{where} has unknown field(s) {', '.join(sorted(map(str, unknown)))}")
     content = item.get("content", "")
@@ -104,12 +102,17 @@ def _reply(item: object, index: int) -> ModelReply | str:
     tokens, cost = item.get("tokens", 0), item.get("cost", 0.0)
     if not isinstance(tokens, int) or not isinstance(cost, int | float):
         raise ScriptError(f"{where}: tokens must be an integer and cost a number")
+    parts = item.get("input_tokens", 0), item.get("output_tokens", 0)
+    if not all(isinstance(part, int) for part in parts):
+        raise ScriptError(f"{where}: input_tokens and output_tokens must be integers")
     return ModelReply(
         content,
         tuple(_call(call, f"{where}.tool_calls[{i}]", i) for i, call in enumerate(calls)),
         tokens,
         float(cost),
         str(item.get("model", "")),
+        input_tokens=parts[0],
+        output_tokens=parts[1],
     )
 
 

@@ -6,8 +6,11 @@ from forge.plan.document import SCHEMA, Budget, DoneWhen, Estimate, Milestone, P
 from forge.plan.formats import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
+    ImportedPlan,
+    ImportWarning,
     detect_format,
     dump_plan,
+    import_plan,
     load_plan,
 )
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
@@ -24,6 +27,8 @@ __all__ = [
     "Estimate",
     "FieldChange",
     "ImportLimits",
+    "ImportWarning",
+    "ImportedPlan",
     "Milestone",
     "PlanDiff",
     "PlanDocument",
@@ -35,6 +40,7 @@ __all__ = [
     "diff_plans",
     "dump_plan",
     "from_data",
+    "import_plan",
     "load_plan",
     "to_data",
 ]

@@ -132,6 +132,9 @@ def from_data(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocume
 
 def read_by_hand(data: object, limits: ImportLimits = DEFAULT_LIMITS) -> PlanDocument:
     """``from_data`` checking each field in Python: the way that names what is wrong."""
+    steps = data.get("steps") if isinstance(data, dict) else None
+    if isinstance(steps, list):  # a long plan is refused for its length (ImportLimits)
+        limits.check_step_count(len(steps))
     check_shape(data, limits)
     plan = _mapping(data, "")
     _known(plan, _PLAN_FIELDS, "")

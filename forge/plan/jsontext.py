@@ -12,8 +12,7 @@ for strings, integers, ``true``, ``false`` and ``null``, but not for every float
 ``json_number`` hands msgspec such a float as ``json``'s text, raw; the writers that
 build their data for msgspec (``encode_plain``, ``indented_plain``) pass every float
 they put in it through ``json_number``, and tests compare their text with the standard
-library's. ``canonical_json`` lets msgspec write only a flat dict whose floats it spells
-alike, and ``json`` everything else.
+library's. ``canonical_json`` is ``json``'s own C encoder, made once.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import json
 import json.encoder
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -40,59 +39,41 @@ __all__ = [
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _SPACED = json.JSONEncoder(ensure_ascii=False)  # json.dumps's own ", " and ": "
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-# ``_CANONICAL``'s own C encoder, made once: ``JSONEncoder.encode`` makes one per call, in
-# Python, which cost more than the encoding of a step's few arguments. It keeps no record
-# of the containers it is inside (a record it would have to empty after an error), so
-# data that contains itself ends in a RecursionError rather than ``json``'s ValueError:
-# ``canonical_json`` then asks ``_CANONICAL``, which says so.
-_MAKE_C = getattr(json.encoder, "c_make_encoder", None)  # None where C is missing
-_CANONICAL_C = (
-    None
-    if _MAKE_C is None
-    else _MAKE_C(
-        None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True, False, True
-    )
-)
 _PLAIN = msgspec.json.Encoder()
 _LOWEST, _HIGHEST = 1e-4, 1e16  # json and msgspec spell the floats between alike
-# ``_CANONICAL``'s text for a flat dict (``_flat``), written by msgspec with its keys
-# sorted: several times faster, and what a compile spends most on for each step's
-# arguments. msgspec sorts keys by code point, as ``sorted`` does, and escapes strings
-# as ``json`` does without ``ensure_ascii`` (tests compare every code point).
-_SORTED_ENCODE = msgspec.json.Encoder(order="sorted").encode
-_SCALARS = frozenset((str, int, bool, type(None)))
 
 
-def _flat(data: dict[Any, Any]) -> bool:
-    """Whether ``data`` holds only what msgspec spells as ``json`` does: string keys, and
-    values that are strings, integers, booleans, ``None``, floats it spells alike, or
-    lists of those but floats (a step's arguments, mostly). Anything else, nested
-    objects included, is written by ``json``'s own encoder."""
-    for key, value in data.items():
-        kind = type(value)
-        if type(key) is not str:
-            return False
-        if kind in _SCALARS:
-            continue
-        if kind is float:
-            if json_number(value) is value:  # msgspec spells it as json does
-                continue
-            return False
-        if kind is not list:
-            return False
-        for item in value:
-            if type(item) not in _SCALARS:
-                return False
-    return True
+def _c_encoder(make: Callable[..., Any] | None) -> Callable[[Any, int], list[str]] | None:
+    """``_CANONICAL``'s own C encoder, made once by ``make`` (``json.encoder``'s private
+    ``c_make_encoder``; ``JSONEncoder.encode`` makes one per call,
+    in Python, which cost more than encoding a step's few arguments), or ``None``: where C
+    is missing, or where ``c_make_encoder``, a private function, no longer takes these
+    arguments or writes another text. Then the public encoder does the work, as fast as
+    the standard library makes it.
+
+    The C encoder keeps no record of the containers it is inside (a record it would have
+    to empty after an error), so data that contains itself ends in a RecursionError
+    rather than ``json``'s ValueError: ``canonical_json`` then asks ``_CANONICAL``."""
+    if make is None:
+        return None
+    try:
+        encoder = make(
+            None, _CANONICAL.default, json.encoder.encode_basestring, None, ":", ",", True,
+            False, True,
+        )  # fmt: skip
+        probe = {"b": [1, 2.5, None, True], "a": "é\n"}
+        if "".join(encoder(probe, 0)) != _CANONICAL.encode(probe):
+            return None
+    except Exception:  # another signature, another behaviour: not ours to guess
+        return None
+    return cast(Callable[[Any, int], list[str]], encoder)
+
+
+_CANONICAL_C = _c_encoder(getattr(json.encoder, "c_make_encoder", None))
 
 
 def canonical_json(data: Any) -> str:
     """One spelling of ``data``: sorted keys, no spaces, UTF-8 kept as is."""
-    if type(data) is dict and _flat(data):
-        try:
-            return _SORTED_ENCODE(data).decode()
-        except UnicodeEncodeError:  # a lone surrogate, which only json writes
-            pass
     if _CANONICAL_C is None:
         return _CANONICAL.encode(data)
     try:

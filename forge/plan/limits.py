@@ -46,12 +46,27 @@ MIN_NODE_LIMIT = 10_000  # so that a small step limit still allows a few large a
 @dataclass(frozen=True)
 class ImportLimits:
     """``max_nodes`` counts every key, value, list and mapping of the document's data, a
-    YAML alias as the nodes it repeats; None derives it from ``max_steps``."""
+    YAML alias as the nodes it repeats; None derives it from ``max_steps``.
+
+    ``bytes_setting`` and ``steps_setting`` name what sets the size and step limits where
+    these limits come from (the web's ``FORGE_MAX_PLAN_BYTES``, the CLI's ``--max-steps``),
+    so that each refusal tells whoever is refused what to change. The derived node limit
+    is the step limit's: its refusal names ``steps_setting``.
+
+    A plan over the step limit is refused as ``too_many_steps`` even where a reader
+    passes the node limit first: the node limit is 50 nodes for each step allowed, so
+    ordinary steps (about 35 nodes as rich as SPEC's example) fill it only once they are
+    more than the steps allowed. A reader that stops at the first node over counts the
+    steps then, as cheaply as it can, and refuses the plan for its length when it can
+    tell; ``too_many_nodes`` is left for plans of too few steps to be over that limit.
+    """
 
     max_bytes: int = 4 * 1024 * 1024
     max_steps: int = 5000
     max_depth: int = 32
     max_nodes: int | None = None
+    bytes_setting: str = ""
+    steps_setting: str = ""
 
     @property
     def node_limit(self) -> int:
@@ -59,17 +74,31 @@ class ImportLimits:
             return self.max_nodes
         return max(self.max_steps * NODES_PER_STEP, MIN_NODE_LIMIT)
 
+    def named(self, limit: str) -> str:
+        """``limit`` (``max_bytes``, ``max_steps`` or ``max_nodes``) and, when known, the
+        setting that sets it: what a refusal puts in brackets."""
+        setting = {
+            "max_bytes": self.bytes_setting,
+            "max_steps": self.steps_setting,
+            "max_nodes": self.steps_setting if self.max_nodes is None else "",
+        }[limit]
+        return f"{limit}; {setting} sets it" if setting else limit
+
     def check_size(self, size: int) -> None:
         if size > self.max_bytes:
             raise PlanDocumentError(
-                f"document is {size} bytes, over the limit of {self.max_bytes} bytes (max_bytes)",
+                f"document is {size} bytes, over the limit of {self.max_bytes} bytes "
+                f"({self.named('max_bytes')})",
                 code="document_too_large",
             )
 
-    def check_step_count(self, count: int) -> None:
+    def check_step_count(self, count: int, *, at_least: bool = False) -> None:
+        """Refuse ``count`` steps over the limit; ``at_least``: a reader that stopped
+        early counted that many so far."""
         if count > self.max_steps:
             raise PlanDocumentError(
-                f"document has {count} steps, over the limit of {self.max_steps} steps (max_steps)",
+                f"document has {'at least ' if at_least else ''}{count} steps, over the "
+                f"limit of {self.max_steps} steps ({self.named('max_steps')})",
                 code="too_many_steps",
             )
 
@@ -78,7 +107,7 @@ class ImportLimits:
         they count that node (adding where it is when they know)."""
         return PlanDocumentError(
             f"document has more than {self.node_limit} nodes (keys, values, lists and "
-            f"mappings), over the limit of {self.node_limit} (max_nodes)",
+            f"mappings), over the limit of {self.node_limit} ({self.named('max_nodes')})",
             code="too_many_nodes",
         )
 

@@ -44,7 +44,7 @@ from forge.plan.document import (
     RiskLevel,
     Step,
 )
-from forge.plan.limits import ID_PATTERN, QUANTITY_LIMIT, ImportLimits
+from forge.plan.limits import ID_PATTERN, QUANTITY_LIMIT, ImportLimits, too_deep
 
 __all__ = ["read", "read_json"]
 
@@ -155,6 +155,10 @@ def read_json(text: str | bytes, limits: ImportLimits) -> PlanDocument | None:
         document, nodes, keys = _document(plan, limits.max_depth)
     except (msgspec.DecodeError, _Unsure):  # a ValidationError is a DecodeError
         return None
+    except RecursionError:
+        # msgspec recurses once per nesting level, so only documents far deeper than any
+        # limit get here: over the depth limit by construction (as in json_io).
+        raise too_deep(limits.max_depth) from None
     if nodes > limits.node_limit or not _keys_all_kept(text, keys):
         return None
     return document

@@ -8,6 +8,11 @@ tokens, cost and model), so a person sees the last attempt and why it was refuse
 a transcript keeps the rest. A planner that cannot answer at all (a model timeout, an
 unreachable endpoint, a script out of plans) raises ``PlannerFailed`` with that error's
 code and the attempts made before it: nothing the planner said is lost.
+
+A caller that shows a person the work in progress passes ``progress`` (told, before each
+attempt, its number and the attempts so far) and ``cancelled`` (asked before each
+attempt: a question to a model in flight cannot be interrupted, so a cancellation takes
+effect between attempts, as ``ProposalCancelled`` with the attempts made).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from forge.plan import PlanDocument, to_data
 from forge.planners.llm import PlannerOutputInvalid
 from forge.planners.port import Feedback, Observation, PlannerPort, StructuredPlan
 
-__all__ = ["Attempt", "PlannerFailed", "Proposal", "propose"]
+__all__ = ["Attempt", "PlannerFailed", "Proposal", "ProposalCancelled", "propose"]
 
 # What a transcript keeps of each text: enough to debug, never a whole large prompt.
 TRANSCRIPT_CHARS = 4000
@@ -108,20 +113,40 @@ class PlannerFailed(ForgeError, RuntimeError):
         self.attempts = attempts
 
 
+class ProposalCancelled(PlannerFailed):
+    """The person the planner worked for stopped it; ``attempts`` those made before."""
+
+    code = "cancelled"
+
+    def __init__(self, attempts: tuple[Attempt, ...]) -> None:
+        super().__init__(
+            f"cancelled after {len(attempts)} attempt(s)", code=self.code, attempts=attempts
+        )
+
+
 def propose(
     planner: PlannerPort,
     task: str,
     observation: Observation,
     compile: Callable[[PlanDocument], CompileResult],
     max_attempts: int = 3,
+    *,
+    progress: Callable[[int, tuple[Attempt, ...]], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> Proposal:
-    """Ask ``planner`` until its plan compiles, at most ``max_attempts`` times."""
+    """Ask ``planner`` until its plan compiles, at most ``max_attempts`` times; tell
+    ``progress`` of each attempt before it is asked, and stop (``ProposalCancelled``)
+    when ``cancelled()`` says so before one."""
     if max_attempts < 1:
         raise ValueError("max_attempts must be 1 or more")
     attempts: list[Attempt] = []
     last: tuple[StructuredPlan, CompileResult] | None = None
     feedback: Feedback | None = None
     for number in range(1, max_attempts + 1):
+        if cancelled is not None and cancelled():
+            raise ProposalCancelled(tuple(attempts))
+        if progress is not None:
+            progress(number, tuple(attempts))
         asked = replace(observation, feedback=feedback)
         try:
             plan = planner.plan(task, asked)

@@ -6,8 +6,9 @@ each built-in tool, ``discover_python_tools`` and ``McpConnection.discover``
 installed and remote ones.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from forge.lazy_exports import lazy_exports
 
 # Each name is imported from its module on first use (PEP 562), so that importing one
 # runner module, or this package for one name, does not import them all (the HTTP
@@ -129,11 +130,4 @@ _WHERE = {
     "Workspace": "forge.runners.workspace",
 }
 
-
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)

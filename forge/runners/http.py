@@ -1,11 +1,16 @@
 """The ``http_request`` runner: httpx, allow-listed hosts only, bounded in time and size.
 
 Every URL, including each redirect's target, must name an allowed host (``host`` for
-any port, ``host:port`` for one); redirects are followed by hand so each hop is
-checked. The response is streamed and abandoned past the size cap. Requests that may
-change something carry an ``Idempotency-Key`` derived from run and step only, so a
-retry of the same step sends the same key and the server can deduplicate it. A
-response with status 400 or above fails the step but keeps the response as output.
+any port, ``host:port`` for one: ``forge.tools.hosts``, the rule the compiler applies
+too); redirects are followed by hand so each hop is checked. A preview of a call to a
+host off the list carries the refusal: it cannot be approved. Each connection then goes
+only to the address the name resolved to, once, and only if that address is public or
+listed itself (``forge.netguard``): an allowed name that resolves to ``127.0.0.1`` or the
+metadata service is refused, ``host_not_allowed``. The response is streamed and
+abandoned past the size cap. Requests that may change something carry an
+``Idempotency-Key`` derived from run and step only, so a retry of the same step sends
+the same key and the server can deduplicate it. A response with status 400 or above
+fails the step but keeps the response as output.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from forge.netguard import AddressAllowList, AddressNotAllowed
 from forge.redaction import is_secret_key, redact
 from forge.runners.base import Isolation, RunContext, RunnerOutcome
 from forge.runners.errors import HostNotAllowed, ResponseTooLarge, RunnerError, RunnerTimeout
 from forge.runners.preview import CallPreview, json_text
-from forge.tools.spec import ToolSpec
+from forge.tools.hosts import HostAllowList
+from forge.tools.spec import CallRefusal, ToolSpec
 
 # httpx (with the CLI it brings along) is imported by the calls that use it, not by every
 # process that builds the runners: `forge compile` builds them without sending anything.
@@ -44,12 +51,19 @@ def idempotency_key(context: RunContext) -> str:
 class HttpRunner:
     def __init__(
         self,
-        allowed_hosts: Iterable[str],
+        allowed_hosts: HostAllowList | Iterable[str],
         *,
         max_response_bytes: int = 1 << 20,
         max_redirects: int = 5,
     ) -> None:
-        self.allowed_hosts = frozenset(host.strip().lower() for host in allowed_hosts)
+        self.allowed_hosts = (
+            allowed_hosts
+            if isinstance(allowed_hosts, HostAllowList)
+            else HostAllowList.of(allowed_hosts)
+        )
+        # Its addresses and networks, which let a connection reach inside (ValueError now
+        # for a malformed one, not at the first request).
+        self.allowed_addresses = AddressAllowList.parse(self.allowed_hosts.hosts)
         self.max_response_bytes = max_response_bytes
         self.max_redirects = max_redirects
 
@@ -62,16 +76,16 @@ class HttpRunner:
         body = args.get("body")
         if body is not None:
             lines += ["", redact(body) if isinstance(body, str) else json_text(body)]
-        host = _host(url)
-        reach = (
-            ""
-            if host in self.allowed_hosts
-            else " (host not on the allow list: it will be refused)"
+        refusal = self._refusal(url)
+        reach = "" if refusal is None else " (host not on the allow list: it will be refused)"
+        return CallPreview(
+            "http_request", f"{method} {url}{reach}", "\n".join(lines), refusal=refusal
         )
-        return CallPreview("http_request", f"{method} {url}{reach}", "\n".join(lines))
 
     def run(self, tool: ToolSpec, args: Mapping[str, Any], context: RunContext) -> RunnerOutcome:
         import httpx
+
+        from forge.guarded_http import guarded_transport
 
         isolation: Isolation = "host-allowlist"
         deadline = time.monotonic() + context.timeout_s
@@ -80,7 +94,11 @@ class HttpRunner:
         body = args.get("body")
         try:
             # trust_env=False: no proxy, netrc or CA settings from the worker's environment.
-            with httpx.Client(trust_env=False, follow_redirects=False) as client:
+            # The transport checks the address each connection goes to (forge.netguard).
+            transport = guarded_transport(self.allowed_addresses)
+            with httpx.Client(
+                transport=transport, trust_env=False, follow_redirects=False
+            ) as client:
                 request = client.build_request(
                     method,
                     str(args["url"]),
@@ -91,7 +109,7 @@ class HttpRunner:
                 status, response_headers, content, content_type = self._send(
                     client, request, deadline
                 )
-        except RunnerError as error:
+        except (RunnerError, AddressNotAllowed) as error:
             return RunnerOutcome.failure(str(error), error.code, isolation=isolation)
         except httpx.InvalidURL as exc:
             return RunnerOutcome.failure(f"invalid URL: {exc}", "invalid_args", isolation=isolation)
@@ -133,12 +151,20 @@ class HttpRunner:
         raise RunnerError(f"more than {self.max_redirects} redirects", code="too_many_redirects")
 
     def _check_host(self, url: httpx.URL) -> None:
-        if url.scheme not in ("http", "https"):
-            raise HostNotAllowed(f"scheme {url.scheme!r} is not allowed, only http and https")
-        host = url.host.lower()
-        port = url.port or (443 if url.scheme == "https" else 80)
-        if host not in self.allowed_hosts and f"{host}:{port}" not in self.allowed_hosts:
-            raise HostNotAllowed(f"host {host!r} (port {port}) is not on the allow list")
+        refusal = self.allowed_hosts.refusal(url.scheme, url.host, url.port)
+        if refusal is not None:
+            raise HostNotAllowed(refusal.reason)
+
+    def _refusal(self, url: str) -> CallRefusal | None:
+        """The refusal ``_check_host`` will give the call's first request, read as httpx
+        reads it; ``None`` for a URL httpx cannot read (the call fails as invalid)."""
+        import httpx
+
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:
+            return None
+        return self.allowed_hosts.refusal(parsed.scheme, parsed.host, parsed.port)
 
     def _read_capped(self, response: httpx.Response, deadline: float) -> str:
         declared = response.headers.get("content-length", "")
@@ -172,15 +198,6 @@ def _headers(method: str, args: Mapping[str, Any], context: RunContext) -> dict[
 def _secret_header(name: str) -> bool:
     lowered = name.lower()
     return is_secret_key(lowered) or lowered in SECRET_HEADERS
-
-
-def _host(url: str) -> str:
-    import httpx
-
-    try:
-        return httpx.URL(url).host.lower()
-    except httpx.InvalidURL:
-        return ""
 
 
 def _remaining(deadline: float) -> float:

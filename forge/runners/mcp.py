@@ -52,7 +52,9 @@ _T = TypeVar("_T")
 
 def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
     """The Forge view of one remote tool; ``args_schema`` is its ``inputSchema`` and
-    ``output_schema`` its ``outputSchema``.
+    ``output_schema`` its ``outputSchema``. A schema that names no ``$schema`` is JSON
+    Schema 2020-12, MCP's default dialect (SEP-1613), and says so, so that the registry
+    enforces its keywords (``forge.tools.registry``).
 
     Annotations map onto side-effect classes (SPEC section 5): ``readOnlyHint`` reads;
     otherwise ``destructiveHint`` (true unless the server says false) is ``delete``,
@@ -75,7 +77,7 @@ def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
     return ToolSpec(
         name=_tool_id(server, tool.name),
         description=tool.description or tool.title or tool.name,
-        args_schema=tool.input_schema,
+        args_schema=_with_dialect(tool.input_schema),
         permission_scope=f"mcp.{server}",
         side_effect=side_effect,
         idempotent=idempotent,
@@ -86,6 +88,14 @@ def mcp_tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
         # which is the step's output (see run); without one the output is not known
         output_schema=tool.output_schema,
     )
+
+
+# MCP's default dialect for the schemas its messages embed (SEP-1613).
+MCP_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _with_dialect(schema: dict[str, Any]) -> dict[str, Any]:
+    return schema if "$schema" in schema else {"$schema": MCP_SCHEMA_DIALECT, **schema}
 
 
 def _tool_id(server: str, name: str) -> str:

@@ -10,6 +10,12 @@ audit trail's rules (``forge.redaction``). A preview is a pure function of the c
 the files it reads, so computing it twice gives the same ``hash`` unless something
 changed: an approval binds that hash, and the executor refuses a call whose preview
 changed by the time it runs.
+
+A preview may carry the ``refusal`` its runner will give the call (``http_request`` to a
+host off the allow list): such a call cannot run, so its preview is not ``runnable`` and
+nobody can approve it (``forge.runtime.scheduler``); the approver is shown the refusal
+and what to change instead. The refusal is part of the hash, so a call whose host was
+allowed when approved and is refused by the time it runs comes back to a person.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 
 from forge.redaction import redact
 from forge.runners.base import Artifact
+from forge.tools.spec import CallRefusal
 
 __all__ = ["CallPreview", "arguments_preview", "json_text"]
 
@@ -30,26 +37,52 @@ __all__ = ["CallPreview", "arguments_preview", "json_text"]
 class CallPreview:
     """``kind`` names what was previewed (``file_write``, ``http_request``, ``shell``,
     ``mcp``, ``call``, ``agent``, or ``error`` when the call cannot be previewed);
-    ``summary`` is one line for lists, ``text`` the whole of it for the approver."""
+    ``summary`` is one line for lists, ``text`` the whole of it for the approver;
+    ``refusal`` why the call will be refused, if it will."""
 
     kind: str
     summary: str
     text: str
+    refusal: CallRefusal | None = None
+
+    @property
+    def runnable(self) -> bool:
+        """Whether the call can run at all: a refused one can never be approved."""
+        return self.refusal is None
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(f"{self.kind}\0{self.text}".encode()).hexdigest()
+        refused = self.refusal
+        tail = "" if refused is None else f"\0{refused.code}\0{refused.reason}"
+        return hashlib.sha256(f"{self.kind}\0{self.text}{tail}".encode()).hexdigest()
 
     @property
     def artifact(self) -> Artifact:
         return Artifact("preview", "text/plain", self.text.encode())
 
-    def to_data(self) -> dict[str, str]:
-        return {"kind": self.kind, "summary": self.summary, "text": self.text, "hash": self.hash}
+    def to_data(self) -> dict[str, Any]:
+        """``{kind, summary, text, hash, runnable}``, and ``refusal`` (``{code, reason,
+        hint}``) when the call will be refused."""
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "summary": self.summary,
+            "text": self.text,
+            "hash": self.hash,
+            "runnable": self.runnable,
+        }
+        if self.refusal is not None:
+            data["refusal"] = self.refusal.to_data()
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> CallPreview:
-        return cls(str(data["kind"]), str(data["summary"]), str(data["text"]))
+        refusal = data.get("refusal")
+        return cls(
+            str(data["kind"]),
+            str(data["summary"]),
+            str(data["text"]),
+            CallRefusal.from_data(refusal) if isinstance(refusal, Mapping) else None,
+        )
 
 
 def json_text(value: Any) -> str:

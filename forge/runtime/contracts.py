@@ -1,4 +1,10 @@
-"""Result contracts of plan steps: ``done_when`` evaluated with ``validate_output``.
+"""Result contracts: ``validate_output``, the one rule (SPEC section 2), and plan steps'
+``done_when`` evaluated with it.
+
+A handler or tool that returns without failing has only run; its output is accepted when
+it is an object holding every required key and passing every check. ``forge.workflow``
+hands ``ResultContract``, ``ValidationResult`` and ``validate_output`` out under the seed's
+names.
 
 ``done_when.checks`` are JMESPath expressions; a check passes when its value is truthy
 by JMESPath's own rule (false, null and empty strings, lists and objects are false;
@@ -7,24 +13,74 @@ by JMESPath's own rule (false, null and empty strings, lists and objects are fal
 A failed check says what it saw: ``check 1 failed: risk_score <= `10` with risk_score =
 14.6``. The values are those of the check's operands (the fields and function calls it
 compares), evaluated on the output, so nobody has to compare by hand; the verdict keeps
-them per check as well (``results``) for the pages.
+them per check as well (``results``) for the pages. A check that cannot be evaluated on
+the output (a function given a value of the wrong type: ``contains(supplier, 'ACME')``
+where ``supplier`` is missing) fails the same way, saying why: ``check 1 failed:
+contains(supplier, 'ACME') with supplier = null: cannot be evaluated: In function
+contains(), invalid type for value: None, ...``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import jmespath
 
 from forge.plan import DoneWhen
-from forge.workflow import ResultContract, ValidationResult, validate_output
 
-__all__ = ["check_output", "check_results", "verdict_data"]
+__all__ = [
+    "ResultContract",
+    "ValidationResult",
+    "check_output",
+    "check_results",
+    "validate_output",
+    "verdict_data",
+]
 
 VALUE_CHARS = 80  # a value shown beside a failed check is cut after this many characters
+
+Check = Callable[[Mapping[str, Any]], object]
+
+
+@dataclass(frozen=True)
+class ResultContract:
+    required_keys: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "required_keys", tuple(self.required_keys))
+        object.__setattr__(self, "checks", tuple(self.checks))
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    valid: bool
+    errors: tuple[str, ...] = ()
+
+
+def validate_output(output: object, contract: ResultContract) -> ValidationResult:
+    """Check ``output`` against ``contract`` without side effects.
+
+    A non-dict gives ``('output must be an object',)`` alone. Otherwise each missing key
+    adds ``missing required key: K`` and each falsy check adds ``check N failed``, with
+    N counted from 1 in the contract's order. A check that raises counts as failed: it
+    usually read a key that is absent, and the missing key is already reported.
+    """
+    if not isinstance(output, dict):
+        return ValidationResult(False, ("output must be an object",))
+    errors = [f"missing required key: {key}" for key in contract.required_keys if key not in output]
+    for number, check in enumerate(contract.checks, start=1):
+        try:
+            passed = bool(check(output))
+        except Exception:
+            passed = False
+        if not passed:
+            errors.append(f"check {number} failed")
+    return ValidationResult(not errors, tuple(errors))
 
 
 def _jmespath_truthy(value: Any) -> bool:
@@ -58,7 +114,8 @@ def check_output(done_when: DoneWhen | None, output: Any) -> ValidationResult:
             continue
         result = results[number - 1]
         seen = ", ".join(f"{text} = {value}" for text, value in result["values"])
-        errors.append(f"{error}: {result['check']}" + (f" with {seen}" if seen else ""))
+        why = f": cannot be evaluated: {result['error']}" if "error" in result else ""
+        errors.append(f"{error}: {result['check']}" + (f" with {seen}" if seen else "") + why)
     return ValidationResult(False, tuple(errors))
 
 
@@ -71,8 +128,12 @@ def check_results(done_when: DoneWhen | None, output: Any) -> list[dict[str, Any
     for expression in done_when.checks:
         compiled = _compiled(expression)
         values = [(text, _shown(_search(text, output))) for text in _operands(compiled.parsed)]
-        passed = _jmespath_truthy(compiled.search(output))
-        results.append({"check": expression, "passed": passed, "values": values})
+        result: dict[str, Any] = {"check": expression, "passed": False, "values": values}
+        try:
+            result["passed"] = _jmespath_truthy(compiled.search(output))
+        except jmespath.exceptions.JMESPathError as error:  # a function given the wrong type
+            result["error"] = str(error)
+        results.append(result)
     return results
 
 

@@ -23,6 +23,8 @@ from forge.runtime.agent_port import AgentGrant, AgentPort
 from forge.runtime.approvals import ApprovalToken
 from forge.runtime.executor import ToolExecutor
 from forge.runtime.results import ToolResult
+from forge.telemetry.switch import StepTrace
+from forge.telemetry.switch import current as current_tracing
 
 __all__ = ["AGENT_TIMEOUT_S", "StepDispatcher", "step_context"]
 
@@ -56,10 +58,39 @@ class StepDispatcher:
         inputs: Mapping[str, Any],
         grant: AgentGrant | None,
         call: ToolBinding | None = None,
+        trace: StepTrace | None = None,
     ) -> ToolResult:
         """Run one admitted step; never raises for a failure, which is a failed result.
         ``call`` is the step's resolved call (``Scheduler.call``); a step whose arguments
-        name earlier outputs and that comes without it is refused by the executor."""
+        name earlier outputs and that comes without it is refused by the executor.
+        ``trace`` places the step's span in its run's trace when this process traces."""
+        tracing = current_tracing()
+        if tracing is None or trace is None:
+            return self._dispatch(node, context, token, approval_scopes, inputs, grant, call)
+        # The one step span of every host that traces (the workers).
+        with tracing.step(
+            trace, node.id, attempt=context.attempt, agent=node.binding is None
+        ) as span:
+            result = self._dispatch(node, context, token, approval_scopes, inputs, grant, call)
+            span.ended(
+                result.status,
+                output=result.output,
+                error_code=result.error_code,
+                tokens=result.tokens,
+                cost=result.cost,
+            )
+            return result
+
+    def _dispatch(
+        self,
+        node: ExecutableNode,
+        context: RunContext,
+        token: ApprovalToken | None,
+        approval_scopes: tuple[str, ...],
+        inputs: Mapping[str, Any],
+        grant: AgentGrant | None,
+        call: ToolBinding | None,
+    ) -> ToolResult:
         if node.binding is not None:
             return self.executor.execute(
                 call if call is not None else node.binding,

@@ -26,10 +26,14 @@ class EventType:
     RUN_FAILED = "run_failed"
     RUN_BUDGET_EXHAUSTED = "run_budget_exhausted"
     RUN_CANCELLED = "run_cancelled"
-    # A planner's work for a run that needs a replan; neither changes the run's state
-    # (the new version resumes the run only through the gate, as run_resumed).
+    # A planner's work for a run that needs a replan, noted as it happens: it started,
+    # proposed a version (or none), and a person approved that version. None changes
+    # the run's state (the new version resumes the run only through the gate, as
+    # run_resumed); the run's history and page say what is going on meanwhile.
+    RUN_REPLAN_STARTED = "run_replan_started"
     RUN_REPLAN_PROPOSED = "run_replan_proposed"
     RUN_REPLAN_FAILED = "run_replan_failed"
+    RUN_REPLAN_APPROVED = "run_replan_approved"
     STEP_READY = "step_ready"
     STEP_AWAITING_APPROVAL = "step_awaiting_approval"
     STEP_APPROVED = "step_approved"
@@ -43,6 +47,9 @@ class EventType:
     STEP_RECONCILED = "step_reconciled"
     STEP_RESET = "step_reset"
     STEP_CANCELLED = "step_cancelled"
+    # A re-run keeps a step that an earlier run of the same version completed: its
+    # recorded output, verdict and artifacts, without running it (facts: the output).
+    STEP_PRESERVED = "step_preserved"
     # A milestone that ends in a review: every step of it succeeded, the run pauses
     # before the next milestone (facts: milestone, title, steps); a person let it go on
     # (actor; facts: milestone, comment).

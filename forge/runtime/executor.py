@@ -5,7 +5,8 @@ earlier outputs resolved by ``forge.runtime.calls``), never a planner's function
 does, in this order: argument schema validation, the policy check, the preview of a
 call that writes or needs approval, the approval token (bound to the arguments and to
 that preview: a call whose preview changed since it was approved is refused with
-``preview_changed``), the timeout, the runner call, ``ToolResult`` normalisation, and an
+``preview_changed``; a call its preview says the runner will refuse is refused here,
+approved or not), the timeout, the runner call, ``ToolResult`` normalisation, and an
 ``ExecutionRecord`` for the store (the preview is one of its artifacts). Refusals
 happen before the runner is touched and are recorded too, so every attempt leaves a
 trace. Registry, policy, record store and runners are injected; nothing here knows
@@ -18,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from forge.compiler import ToolBinding
@@ -29,6 +31,7 @@ from forge.runtime.approvals import ApprovalSigner, ApprovalToken
 from forge.runtime.calls import provenance
 from forge.runtime.records import ExecutionRecord, ExecutionRecordStore
 from forge.runtime.results import ToolResult, artifact_refs
+from forge.telemetry.switch import current as current_tracing
 from forge.tools import WRITE_CLASSES, PolicyEngine, ToolRegistry
 
 __all__ = ["ToolExecutor"]
@@ -67,6 +70,29 @@ class ToolExecutor:
         refusal or a failure, only for a binding that is not a ``ToolBinding``."""
         if not isinstance(binding, ToolBinding):
             raise TypeError("the ToolExecutor runs only ToolBindings from a compiled graph")
+        tracing = current_tracing()
+        if tracing is None:
+            return self._execute(binding, context, token, plan_approval_scopes)
+        # The one tool-call span of every path (planned steps and agents' calls alike).
+        with tracing.tool_call(
+            binding.tool.name, context.run_id, context.step_id, binding.args
+        ) as span:
+            result = self._execute(binding, context, token, plan_approval_scopes)
+            span.ended(
+                result.status,
+                output=result.output,
+                error_code=result.error_code,
+                call_id=result.record_id,
+            )
+            return result
+
+    def _execute(
+        self,
+        binding: ToolBinding,
+        context: RunContext,
+        token: ApprovalToken | None,
+        plan_approval_scopes: Iterable[str],
+    ) -> ToolResult:
         self.calls += 1
         started = self.clock()
         preview: CallPreview | None = None
@@ -132,9 +158,7 @@ class ToolExecutor:
         # Where a resolved call's values came from comes first: a diff keeps its own
         # header lines, and the approval binds this text as a whole.
         origin = provenance(binding) if binding.concrete else ""
-        return (
-            CallPreview(preview.kind, preview.summary, origin + preview.text) if origin else preview
-        )
+        return replace(preview, text=origin + preview.text) if origin else preview
 
     def _admit(
         self,
@@ -169,6 +193,8 @@ class ToolExecutor:
         preview = None
         if needs_approval or binding.side_effect in WRITE_CLASSES:
             preview = self.preview(binding, context)
+            if preview.refusal is not None:  # no approval can make it run
+                raise ForgeError(preview.refusal.reason, code=preview.refusal.code)
         if not needs_approval:
             return False, preview
         if self.approvals is None:

@@ -1,22 +1,28 @@
 """A run in this process: the same compiler, gate, scheduler and ToolExecutor the workers
 use, driven step by step, for ``forge run`` and for tests.
 
-Steps run one at a time in topological order. Nothing runs before the version passes
-the approval gate, as on the web: ``approver`` approves it in a person's name (never
-the ``author``'s), and without one the run stops before it starts, waiting for a
-person. When the run needs a replan and a planner is given, the planner's proposal is
-compiled (with the side effects already performed) and must pass the gate too: the
-deployment policy may continue a read-only replan that drops no constraint
-(``auto_approve_replans: read_only``); otherwise ``approver`` approves it, except plan
-drift, which keeps the run on its last approved version until ``accept_drift`` says a
-person accepts it. Steps waiting for approval are approved by ``approver`` with their
+Steps run one at a time in topological order. Nothing runs before the version passes the
+approval gate, as on the web: ``approver`` approves it in a person's name (never the
+``author``'s), and without one the run stops before it starts, waiting for a person.
+When the run needs a replan and a planner is given, the planner's proposal is compiled
+(with the side effects already performed) and must pass the gate too: the deployment
+policy may continue a read-only replan that drops no constraint (``auto_approve_replans:
+read_only``); otherwise ``approver`` approves it, except plan drift, which keeps the run
+on its last approved version until ``accept_drift`` says a person accepts it, and
+escalation (a replan that adds a tool, a permission scope, a side-effect class or a
+host), which waits likewise until ``accept_escalation``. Under approval ``rules`` every
+person of ``approvers`` (each with their teams) approves together, each approval
+reported, and the gate judges whether they satisfy the rules that match each version and
+each waiting step. Steps waiting for approval are approved by ``approver`` with their
 preview, unless ``review_step`` (asked first, with the step's call and preview) answers
 with a comment: then ``approver`` rejects the step with it, as a person who changed the
-requirement does, and the run needs a replan. A milestone that ends in a review is
-reviewed in ``approver``'s name with the facts of its steps. Every approval is reported
-to ``on_approval``, so whoever runs this sees what was approved in their name. A planner
-that fails (out of versions, model unreachable, invalid output) leaves the run in
-``needs_replan`` with the reason in ``stop_reason``.
+requirement does, and the run needs a replan. A step whose preview says its call will be
+refused (a host off the allow list) cannot be approved: once nothing else can move, the
+run stops there, waiting, with why in ``stop_reason``. A milestone that ends in a review
+is reviewed in ``approver``'s name with the facts of its steps. Every approval is
+reported to ``on_approval``, so whoever runs this sees what was approved in their name.
+A planner that fails (out of versions, model unreachable, invalid output) leaves the run
+in ``needs_replan`` with the reason in ``stop_reason``.
 """
 
 from __future__ import annotations
@@ -33,16 +39,17 @@ from forge.errors import ForgeError
 from forge.plan import PlanDocument
 from forge.plan.drift import detect_drift
 from forge.planners import PlannerPort
+from forge.rules import FOUR_EYES, Approver, RuleSet
 from forge.runtime.agent_port import AgentPort, agent_grant
 from forge.runtime.approvals import ApprovalSigner, ApprovalToken
 from forge.runtime.dispatch import StepDispatcher, step_context
 from forge.runtime.events import RunEvent
 from forge.runtime.executor import ToolExecutor
-from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
+from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval, escalations
 from forge.runtime.previews import step_previewer
 from forge.runtime.replans import performed_side_effects, replan_observation
 from forge.runtime.results import ToolResult
-from forge.runtime.scheduler import Scheduler
+from forge.runtime.scheduler import Scheduler, TransitionRefused, refused_approval
 from forge.runtime.state import RunState
 from forge.tools import WRITE_CLASSES
 
@@ -95,6 +102,11 @@ class LocalRun:
     planner: PlannerPort | None = None
     agent: AgentPort | None = None
     approver: str | None = None  # approves versions and waiting steps in this name
+    # Everyone who approves, with their teams (``approver`` is the first of them); given
+    # only ``approver``, that one person in no team.
+    approvers: tuple[Approver, ...] = ()
+    rules: RuleSet = FOUR_EYES
+    accept_escalation: bool = False  # the approvers also accept replans that escalate
     author: str = "the plan's author"  # who wrote the first version
     accept_drift: bool = False  # the approver also accepts replans that drop a constraint
     signer: ApprovalSigner | None = None  # defaults to the executor's
@@ -112,7 +124,11 @@ class LocalRun:
         if signer is None:
             raise ValueError("a local run needs an approval signer (the executor's, or its own)")
         self.signer = signer
-        self.gate = ApprovalGate(signer)
+        if not self.approvers and self.approver is not None:
+            self.approvers = (Approver(self.approver),)
+        elif self.approvers and self.approver is None:
+            self.approver = self.approvers[0].name
+        self.gate = ApprovalGate(signer, self.rules)
         self._dispatcher = StepDispatcher(self.executor, self.agent, "pass --model")
 
     def run(
@@ -130,7 +146,6 @@ class LocalRun:
                 "not_approved", compiled.diagnostics, None, (), (document,), cleared, "version"
             )
         approval = cleared
-        authors = [approval.author]
         scheduler = Scheduler(
             compiled.graph,
             self.run_id,
@@ -153,17 +168,29 @@ class LocalRun:
             if admitted:
                 continue
             status = scheduler.state.status
+            state = scheduler.state
+            if status == "awaiting_approval" and not (
+                state.count("awaiting_approval") or state.awaiting_review
+            ):
+                break  # it waits for what no approver gives: an operator's reconciliation
             if status == "awaiting_approval" and self.approver is not None:
-                if self.approver == authors[-1]:
-                    stop_reason = (
-                        f"{self.approver} wrote version {len(versions)} and cannot approve its "
-                        "steps: another person must"
-                    )
+                mark = len(scheduler.events)
+                try:
+                    refused = self._approve_steps(scheduler, tokens)
+                except GateRefused as four_eyes:  # four eyes: the scheduler's own rule
+                    stop_reason = str(four_eyes)
                     break
-                self._approve_steps(scheduler, tokens)
+                except TransitionRefused as wanting:  # the rules want more people
+                    if wanting.code != "rules_unsatisfied":
+                        raise
+                    stop_reason = str(wanting)
+                    break
+                if refused and len(scheduler.events) == mark:
+                    stop_reason = "; ".join(refused)  # nothing else can move
+                    break
                 continue
             if status == "needs_replan" and self.planner is not None:
-                replanned = self._replan(scheduler, versions, authors)
+                replanned = self._replan(scheduler, versions)
                 if isinstance(replanned, tuple):
                     stop_reason, waiting_for = replanned
                     break
@@ -224,17 +251,32 @@ class LocalRun:
                 return approval
         if self.approver is None:
             return f"version {number} is not approved: a person must approve it (--approve-as NAME)"
-        try:
-            approval = self.gate.approve(
-                plan_id=self.plan_id,
-                version=number,
-                content_hash=graph.content_hash,
-                author=author,
-                approver=self.approver,
+        escalated = () if parent is None else escalations(parent, graph)
+        if escalated and not self.accept_escalation:
+            return (
+                f"escalation: version {number} " + "; ".join(escalated) + f". The run stays "
+                f"on version {number - 1}, the last approved one, until a person accepts it "
+                "(--approve-as NAME --accept-escalation)"
             )
+        approvals = []
+        try:
+            for person in self.approvers:
+                approvals.append(
+                    self.gate.approve(
+                        plan_id=self.plan_id,
+                        version=number,
+                        content_hash=graph.content_hash,
+                        author=author,
+                        approver=person.name,
+                        teams=person.teams,
+                    )
+                )
+            approval = approvals[0].with_others(approvals[1:])
+            self.gate.clear(graph, approval, plan_id=self.plan_id, version=number)
         except GateRefused as refused:
             return str(refused)
-        self._notify("version", self.approver, f"version {number}", graph, drift)
+        for person in self.approvers:
+            self._notify("version", person.label(), f"version {number}", graph, drift)
         return approval
 
     def _notify(
@@ -259,21 +301,35 @@ class LocalRun:
                 )
         self.on_approval(ApprovalNotice(kind, approver, subject, "\n".join(lines)))
 
-    def _approve_steps(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> None:
+    def _approve_steps(self, scheduler: Scheduler, tokens: dict[str, ApprovalToken]) -> list[str]:
+        """Approve every waiting step and review every reached milestone in
+        ``approver``'s name; returns why the steps that cannot be approved (their calls
+        will be refused) were not."""
         assert self.approver is not None and self.signer is not None
+        refused: list[str] = []
         for step_id in scheduler.state.with_status("awaiting_approval"):
             if self._rejected(scheduler, step_id):
-                return
+                return refused
+            refusal = scheduler.state.steps[step_id].refusal
+            if refusal is not None:
+                refused.append(refused_approval(step_id, refusal))
+                continue
             args_hash = scheduler.approval_hash(step_id)
             preview_hash = scheduler.state.steps[step_id].preview_hash
             tokens[step_id] = self.signer.issue(
                 self.run_id, step_id, args_hash, self.approver, preview_hash
             )
-            scheduler.approve(step_id, self.approver, args_hash, preview_hash)
+            first, *others = self.approvers
+            scheduler.approve(
+                step_id, first.name, args_hash, preview_hash, teams=first.teams, others=others
+            )
             if self.on_approval is not None:
                 preview = _latest_preview(scheduler.events, step_id) or {}
                 text = str(preview.get("text", ""))
-                self.on_approval(ApprovalNotice("step", self.approver, f"step {step_id}", text))
+                for person in self.approvers:
+                    self.on_approval(
+                        ApprovalNotice("step", person.label(), f"step {step_id}", text)
+                    )
             self._flush(scheduler)
         for milestone in scheduler.state.awaiting_review:
             if scheduler.state.status not in ("running", "awaiting_approval"):
@@ -285,6 +341,7 @@ class LocalRun:
                     ApprovalNotice("milestone", self.approver, f"milestone {milestone}", facts)
                 )
             self._flush(scheduler)
+        return refused
 
     def _rejected(self, scheduler: Scheduler, step_id: str) -> bool:
         """Whether ``review_step`` answered for the step with a comment, which rejects it."""
@@ -318,7 +375,7 @@ class LocalRun:
         )
 
     def _replan(
-        self, scheduler: Scheduler, versions: list[PlanDocument], authors: list[str]
+        self, scheduler: Scheduler, versions: list[PlanDocument]
     ) -> CompileResult | tuple[str, str]:
         """The next version, compiled and resumed on; or why the run stops (and whether
         it waits for a person's approval of a version)."""
@@ -334,7 +391,6 @@ class LocalRun:
             return f"the replanned version does not compile: {errors}", ""
         versions.append(proposal.document)
         author = getattr(self.planner, "name", "planner")
-        authors.append(author)
         approval = self._approve_version(
             compiled.graph, len(versions), author, parent=scheduler.graph
         )

@@ -13,14 +13,19 @@ The approval gate (``forge.runtime.gate``) is part of admission: ``prepare`` and
 event records it, and ``admit`` checks it again against the graph it is about to run,
 so no path can start a step of a version that is not approved as it stands. A step
 waiting for approval carries its preview (from the injected ``Previewer``) in its
-event; its approval binds the arguments' and the preview's hashes.
+event; its approval binds the arguments' and the preview's hashes. A preview that says
+its call will be refused (``runnable: false``) takes no approval: every host's way of
+approving a step comes here, so the web, ``forge run`` and MCP refuse it alike.
 
 Milestones that end in a review (``forge.compiler.milestones``) pause the run: once
 every step of one has succeeded, ``milestone_reached`` is written and no step of a later
 milestone becomes ready until ``review_milestone`` records a person's review
 (``milestone_reviewed``); with nothing else to do the run is ``awaiting_approval`` in the
 meantime, as for a step approval, and it cannot succeed while a review is due. Who may
-review (someone other than the version's author) is the host's check, as for steps.
+review (someone other than the version's author) is the host's check, as for steps. A
+step left to reconcile after its worker died waits for a person the same way. Whatever
+the run waits for, its ``blocked_reason`` names the step or milestone and the role that
+can act (``forge.runtime.waits``, applied by the fold).
 
 A step whose arguments take values from earlier steps' outputs is resolved when it
 becomes ready (``call``, through ``forge.runtime.calls``): its approval, preview and
@@ -32,24 +37,38 @@ with the reason, before anyone is asked to approve it.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from forge.compiler import ExecutableGraph, ExecutableNode, ToolBinding
 from forge.compiler.milestones import review_holds
 from forge.errors import ForgeError
+from forge.rules import FOUR_EYES, Approver
+from forge.runtime.budget import WorkflowBudget
 from forge.runtime.calls import UnresolvedCall, call_of
 from forge.runtime.contracts import check_output, verdict_data
+from forge.runtime.dependencies import preserved_steps, reset_steps, unmet_dependencies
 from forge.runtime.events import EventType, RunEvent
-from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval
+from forge.runtime.gate import ApprovalGate, GateRefused, VersionApproval, refuse_self_decision
 from forge.runtime.previews import Previewer
+from forge.runtime.reruns import Rerun
 from forge.runtime.reservations import DEFAULT_ALLOWANCE, StepAllowance, reservation
 from forge.runtime.results import ToolResult
 from forge.runtime.state import RunState, apply_event
 from forge.runtime.status import FINAL_RUN_STATUSES, StepStatus
-from forge.workflow import WorkflowBudget
+from forge.runtime.waits import waiting_reason
 
-__all__ = ["Scheduler", "TransitionRefused", "approval_hash"]
+__all__ = ["Scheduler", "TransitionRefused", "approval_hash", "refused_approval"]
+
+
+_REPLAN_NOTES = frozenset(
+    {
+        EventType.RUN_REPLAN_STARTED,
+        EventType.RUN_REPLAN_PROPOSED,
+        EventType.RUN_REPLAN_FAILED,
+        EventType.RUN_REPLAN_APPROVED,
+    }
+)
 
 
 class TransitionRefused(ForgeError, ValueError):
@@ -65,6 +84,16 @@ def approval_hash(node: ExecutableNode, call: ToolBinding | None = None) -> str:
     if call is not None:
         return call.args_hash
     return node.binding.args_hash if node.binding is not None else node.fingerprint
+
+
+def refused_approval(step_id: str, refusal: Mapping[str, Any]) -> str:
+    """Why a step whose preview carries ``refusal`` cannot be approved, and what to do."""
+    code, reason, hint = (str(refusal.get(key, "")) for key in ("code", "reason", "hint"))
+    fix = f"; {hint}" if hint else ""
+    return (
+        f"step {step_id!r} cannot be approved: its call will be refused ({reason} [{code}])"
+        f"{fix}. Reject it to replan"
+    )
 
 
 def repeatable(node: ExecutableNode) -> bool:
@@ -130,8 +159,14 @@ class Scheduler:
 
     # -- graphlib's shape -------------------------------------------------------------
 
-    def prepare(self, approval: VersionApproval | None) -> list[RunEvent]:
+    def prepare(
+        self, approval: VersionApproval | None, rerun: Rerun | None = None
+    ) -> list[RunEvent]:
         """Start the run: ``queued`` to ``running``, roots become ready (or wait).
+
+        A re-run (``forge.runtime.reruns``) first keeps the steps it preserves, each with
+        the output the earlier run recorded (``step_preserved``), as a resume keeps its
+        preserved steps: they never run again, and their dependents start from them.
 
         Raises ``GateRefused`` (and writes nothing) unless the gate clears ``approval``
         for this graph."""
@@ -139,12 +174,24 @@ class Scheduler:
         if self.state.status != "queued":
             raise TransitionRefused(f"run is {self.state.status}, not queued")
         cleared = self._clear(self.graph, approval, self.state.plan_version)
-        self._run_transition(
-            EventType.RUN_STARTED,
-            "running",
-            expect=("queued",),
-            facts={"steps": list(self.graph.order), "approval": cleared.to_data()},
-        )
+        facts: dict[str, Any] = {"steps": list(self.graph.order), "approval": cleared.to_data()}
+        if rerun is not None:
+            facts.update(rerun_of=rerun.of, rerun=rerun.facts(), reviewed=list(rerun.reviewed))
+        self._run_transition(EventType.RUN_STARTED, "running", expect=("queued",), facts=facts)
+        if rerun is not None:
+            for step_id in rerun.preserved:
+                kept = rerun.kept[step_id]
+                self._step(
+                    EventType.STEP_PRESERVED,
+                    step_id,
+                    "succeeded",
+                    facts=kept.output,
+                    verdict=kept.verdict,
+                    artifacts=kept.artifacts,
+                )
+            for milestone in self.graph.document.milestones:  # kept whole, not yet reviewed
+                if milestone.review and milestone.steps:
+                    self._reach(milestone.steps[0])
         self._advance(self.graph.order)
         return self.events[mark:]
 
@@ -331,12 +378,32 @@ class Scheduler:
     # -- people and workers ----------------------------------------------------------
 
     def approve(
-        self, step_id: str, actor: str, args_hash: str, preview_hash: str = ""
+        self,
+        step_id: str,
+        actor: str,
+        args_hash: str,
+        preview_hash: str = "",
+        *,
+        teams: Sequence[str] = (),
+        others: Sequence[Approver] = (),
     ) -> list[RunEvent]:
         """An approval for exactly these arguments and this preview (the one the step's
-        waiting event showed): the step may start."""
+        waiting event showed): the step may start. Never by the version's author
+        (``GateRefused``, ``self_approval``); never a preview whose call its runner will
+        refuse (``call_refused``): rejecting the step is what is left.
+
+        ``actor`` (in ``teams``) with ``others`` (people who approved the same call and
+        preview before) must satisfy the approval rules that match the step, as the gate
+        judges them (``TransitionRefused``, ``rules_unsatisfied``, naming what it
+        lacks); the event names them all."""
         mark = len(self.events)
+        self._refuse_author(actor, f"step {step_id!r}")
+        for other in others:
+            self._refuse_author(other.name, f"step {step_id!r}")
         self._expect_step(step_id, "awaiting_approval")
+        refusal = self.state.steps[step_id].refusal
+        if refusal is not None:
+            raise TransitionRefused(refused_approval(step_id, refusal), code="call_refused")
         expected = self.approval_hash(step_id)
         if args_hash != expected:
             raise TransitionRefused(
@@ -349,19 +416,39 @@ class Scheduler:
                 "shows now; look again and approve",
                 code="preview_changed",
             )
+        facts: dict[str, Any] = {"preview_hash": preview_hash}
+        people = (Approver(actor, tuple(teams)), *others)
+        if self.gate is not None and (self.gate.rules != FOUR_EYES or others):
+            approval = self.state.approval
+            judgement = self.gate.step_judgement(
+                self.graph.nodes[step_id],
+                author="" if approval is None else str(approval["author"]),
+                approvals=people,
+            )
+            if not judgement.satisfied:
+                raise TransitionRefused(
+                    f"step {step_id!r} is not approved under the approval rules: "
+                    + "; ".join(judgement.lacking()),
+                    code="rules_unsatisfied",
+                )
+            facts["approved_by"] = [person.label() for person in people]
+            facts["rules"] = [rule.id for rule in judgement.rules]
         self._step(
             EventType.STEP_APPROVED,
             step_id,
             "ready",
             actor=actor,
             args_hash=expected,
-            facts={"preview_hash": preview_hash},
+            facts=facts,
         )
         self._settle_run_status()
         return self.events[mark:]
 
     def reject(self, step_id: str, actor: str, comment: str = "") -> list[RunEvent]:
+        """A person's refusal of a waiting step: the run needs a replan. Never by the
+        version's author (``self_approval``), as for an approval."""
         mark = len(self.events)
+        self._refuse_author(actor, f"step {step_id!r}")
         self._expect_step(step_id, "awaiting_approval")
         reason = f"rejected by {actor}" + (f": {comment}" if comment else "")
         self._step(EventType.STEP_REJECTED, step_id, "failed", actor=actor, reason=reason)
@@ -397,6 +484,7 @@ class Scheduler:
                 tokens=tokens,
                 cost=cost,
             )
+            self._settle_run_status()  # with nothing else to do, the run waits for a person
         elif self.state.status in FINAL_RUN_STATUSES:
             self._step(
                 EventType.STEP_FAILED,
@@ -507,17 +595,12 @@ class Scheduler:
             "approval": cleared.to_data(),
         }
         self.graph = graph
-        self._emit(
-            RunEvent(
-                run_id=self.state.run_id,
-                seq=self.state.last_seq + 1,
-                plan_id=self.plan_id,
-                plan_version=plan_version,
-                event_type=EventType.RUN_RESUMED,
-                transition=(self.state.status, "running"),
-                facts=facts,
-                actor=actor,
-            )
+        self._record(
+            EventType.RUN_RESUMED,
+            plan_version=plan_version,
+            transition=(self.state.status, "running"),
+            facts=facts,
+            actor=actor,
         )
         for milestone in graph.document.milestones:  # one whose steps were all preserved
             if milestone.review and milestone.steps:
@@ -527,8 +610,10 @@ class Scheduler:
 
     def review_milestone(self, milestone_id: str, actor: str, comment: str = "") -> list[RunEvent]:
         """A person looked at the facts of a reached milestone and lets the run go on:
-        the steps it held become ready (or wait for their own approval)."""
+        the steps it held become ready (or wait for their own approval). Never by the
+        version's author (``self_approval``)."""
         mark = len(self.events)
+        self._refuse_author(actor, f"milestone {milestone_id!r}")
         if self.state.status not in ("running", "awaiting_approval"):
             raise TransitionRefused(f"run is {self.state.status}: no milestone review is due")
         status = self.state.reviews.get(milestone_id)
@@ -545,16 +630,10 @@ class Scheduler:
                 ),  # fmt: skip
                 code="not_found" if not known else "transition_refused",
             )
-        self._emit(
-            RunEvent(
-                run_id=self.state.run_id,
-                seq=self.state.last_seq + 1,
-                plan_id=self.plan_id,
-                plan_version=self.state.plan_version,
-                event_type=EventType.MILESTONE_REVIEWED,
-                facts={"milestone": milestone_id, "comment": comment},
-                actor=actor,
-            )
+        self._record(
+            EventType.MILESTONE_REVIEWED,
+            facts={"milestone": milestone_id, "comment": comment},
+            actor=actor,
         )
         self._advance(self.graph.order)
         return self.events[mark:]
@@ -573,27 +652,23 @@ class Scheduler:
         model: str = "",
     ) -> list[RunEvent]:
         """Record a planner's work for this run while it needs a replan
-        (``run_replan_proposed`` or ``run_replan_failed``): an event that changes no
-        state, so the run's history says what the planner did, with its tokens, cost and
-        model (not charged to the run's budget: the run's steps did not use them)."""
-        if event_type not in (EventType.RUN_REPLAN_PROPOSED, EventType.RUN_REPLAN_FAILED):
+        (``run_replan_started``, ``run_replan_proposed``, ``run_replan_failed``, or
+        ``run_replan_approved`` when a person approved its version): an event that
+        changes no state, so the run's history (and its page, live) says what the planner
+        did, with its tokens, cost and model (not charged to the run's budget: the run's
+        steps did not use them)."""
+        if event_type not in _REPLAN_NOTES:
             raise ValueError(f"not a replan note: {event_type!r}")
         self._expect_run("needs_replan")
         mark = len(self.events)
-        self._emit(
-            RunEvent(
-                run_id=self.state.run_id,
-                seq=self.state.last_seq + 1,
-                plan_id=self.plan_id,
-                plan_version=self.state.plan_version,
-                event_type=event_type,
-                blocked_reason=reason,
-                facts=facts,
-                actor=actor,
-                tokens=tokens,
-                cost=cost,
-                model=model,
-            )
+        self._record(
+            event_type,
+            blocked_reason=reason,
+            facts=facts,
+            actor=actor,
+            tokens=tokens,
+            cost=cost,
+            model=model,
         )
         return self.events[mark:]
 
@@ -652,22 +727,16 @@ class Scheduler:
             if step_id not in members or milestone in self.state.reviews:
                 continue
             if all(steps[member].status in ("succeeded", "skipped") for member in members):
-                self._emit(
-                    RunEvent(
-                        run_id=self.state.run_id,
-                        seq=self.state.last_seq + 1,
-                        plan_id=self.plan_id,
-                        plan_version=self.state.plan_version,
-                        event_type=EventType.MILESTONE_REACHED,
-                        blocked_reason=f"milestone {milestone!r} waits for a person's review",
-                        facts={
-                            "milestone": milestone,
-                            "title": next(
-                                m.title for m in self.graph.document.milestones if m.id == milestone
-                            ),
-                            "steps": list(members),
-                        },
-                    )
+                self._record(
+                    EventType.MILESTONE_REACHED,
+                    blocked_reason=waiting_reason((), (), (milestone,)),
+                    facts={
+                        "milestone": milestone,
+                        "title": next(
+                            m.title for m in self.graph.document.milestones if m.id == milestone
+                        ),
+                        "steps": list(members),
+                    },
                 )
 
     def _unresolved(self, step_id: str, unresolved: UnresolvedCall) -> None:
@@ -740,15 +809,19 @@ class Scheduler:
             self._run_transition(EventType.RUN_SUCCEEDED, "succeeded")
         elif (
             state.status == "running"
-            and (state.count("awaiting_approval") or reviews)
+            and (state.count("awaiting_approval") or state.count("needs_reconciliation") or reviews)
             and not (state.count("ready") or state.count("running"))
         ):
-            reason = "steps wait for approval"
-            if reviews:
-                names = ", ".join(repr(m) for m in reviews)
-                reason = f"milestone {names} waits for a person's review" + (
-                    "; steps wait for approval" if state.count("awaiting_approval") else ""
-                )
+            # Nothing moves without a person: an approval, a milestone review or a
+            # reconciliation. The reason names each and who can act (the fold keeps it so).
+            waiting = state.with_status("awaiting_approval")
+            refused = [step for step in waiting if state.steps[step].refusal is not None]
+            reason = waiting_reason(
+                [step for step in waiting if step not in refused],
+                state.with_status("needs_reconciliation"),
+                reviews,
+                refused,
+            )
             self._run_transition(
                 EventType.RUN_AWAITING_APPROVAL, "awaiting_approval", reason=reason
             )
@@ -767,11 +840,9 @@ class Scheduler:
                 f"{max_replans} replan(s)",
             )
             return
-        reset = self._descendants(failed_id)
-        preserved = sorted(
-            sid
-            for sid, step in self.state.steps.items()
-            if step.status == "succeeded" and sid not in reset
+        reset = reset_steps(failed_id, self.graph.dependents)
+        preserved = preserved_steps(
+            ((sid, step.status) for sid, step in self.state.steps.items()), reset
         )
         self._run_transition(
             EventType.RUN_NEEDS_REPLAN,
@@ -784,16 +855,6 @@ class Scheduler:
                 "error": self.state.steps[failed_id].error,
             },
         )
-
-    def _descendants(self, step_id: str) -> set[str]:
-        seen = {step_id}
-        frontier = [step_id]
-        while frontier:
-            for child in self.graph.dependents(frontier.pop()):
-                if child not in seen:
-                    seen.add(child)
-                    frontier.append(child)
-        return seen
 
     def _may_retry(self, node: ExecutableNode) -> bool:
         attempt = self.state.steps[node.id].attempt
@@ -826,6 +887,12 @@ class Scheduler:
             self._heap_graph = self.graph
         return self._ready_heap
 
+    def _refuse_author(self, actor: str, what: str) -> None:
+        """Four eyes for a decision on a run's step or milestone (``forge.runtime.gate``):
+        the author of the version it runs decides nothing on it."""
+        approval = self.state.approval
+        refuse_self_decision(actor, "" if approval is None else str(approval["author"]), what)
+
     def _expect_step(self, step_id: str, *statuses: StepStatus) -> None:
         step = self.state.steps.get(step_id)
         if step is None:
@@ -853,6 +920,21 @@ class Scheduler:
                 if child in self._unmet:
                     self._unmet[child] -= 1
 
+    def _record(self, event_type: str, *, plan_version: int | None = None, **fields: Any) -> None:
+        """Write one event of this run: the run, the next seq, the plan and (unless given)
+        the current version are filled in here, the one place events are made."""
+        version = self.state.plan_version if plan_version is None else plan_version
+        self._emit(
+            RunEvent(
+                run_id=self.state.run_id,
+                seq=self.state.last_seq + 1,
+                plan_id=self.plan_id,
+                plan_version=version,
+                event_type=event_type,
+                **fields,
+            )
+        )
+
     def _emit(self, event: RunEvent) -> None:
         self.observe(event)
         self.events.append(event)
@@ -865,7 +947,7 @@ class Scheduler:
         if count is None:
             steps = self.state.steps
             deps = self.graph.nodes[step_id].depends_on
-            count = sum(1 for dep in deps if steps[dep].status != "succeeded")
+            count = len(unmet_dependencies(deps, lambda dep: steps[dep].status))
             self._unmet[step_id] = count
         return count
 
@@ -907,30 +989,24 @@ class Scheduler:
                 binding = self.call(step_id)
             except UnresolvedCall:
                 pass
-        self._emit(
-            RunEvent(
-                run_id=self.state.run_id,
-                seq=self.state.last_seq + 1,
-                plan_id=self.plan_id,
-                plan_version=self.state.plan_version,
-                step_id=step_id,
-                event_type=event_type,
-                transition=(self.state.steps[step_id].status, to),
-                step_status=to,
-                blocked_reason=reason,
-                facts=facts,
-                artifacts=usage.artifacts if usage is not None else artifacts,
-                verdict=verdict,
-                actor=actor,
-                tool_name=binding.tool.name if binding else "",
-                tool_args_hash=args_hash or (binding.args_hash if binding else ""),
-                permission_scope=binding.tool.permission_scope if binding else "",
-                side_effect=binding.side_effect if binding else "",
-                tokens=charged_tokens,
-                cost=charged_cost,
-                latency_ms=usage.latency_ms if usage else None,
-                model=usage.model if usage else "",
-            )
+        self._record(
+            event_type,
+            step_id=step_id,
+            transition=(self.state.steps[step_id].status, to),
+            step_status=to,
+            blocked_reason=reason,
+            facts=facts,
+            artifacts=usage.artifacts if usage is not None else artifacts,
+            verdict=verdict,
+            actor=actor,
+            tool_name=binding.tool.name if binding else "",
+            tool_args_hash=args_hash or (binding.args_hash if binding else ""),
+            permission_scope=binding.tool.permission_scope if binding else "",
+            side_effect=binding.side_effect if binding else "",
+            tokens=charged_tokens,
+            cost=charged_cost,
+            latency_ms=usage.latency_ms if usage else None,
+            model=usage.model if usage else "",
         )
 
     def _run_transition(
@@ -945,16 +1021,10 @@ class Scheduler:
     ) -> None:
         if expect and self.state.status not in expect:
             raise TransitionRefused(f"run is {self.state.status}, not {' or '.join(expect)}")
-        self._emit(
-            RunEvent(
-                run_id=self.state.run_id,
-                seq=self.state.last_seq + 1,
-                plan_id=self.plan_id,
-                plan_version=self.state.plan_version,
-                event_type=event_type,
-                transition=(self.state.status, to),
-                blocked_reason=reason,
-                facts=facts,
-                actor=actor,
-            )
+        self._record(
+            event_type,
+            transition=(self.state.status, to),
+            blocked_reason=reason,
+            facts=facts,
+            actor=actor,
         )

@@ -18,6 +18,7 @@ from immutables import Map
 
 from forge.runtime.events import EventType, RunEvent
 from forge.runtime.status import RunStatus, StepStatus
+from forge.runtime.waits import waiting_reason
 
 __all__ = ["RunState", "StepState", "apply_event", "rebuild"]
 
@@ -35,6 +36,9 @@ class StepState:
     approved_by: str = ""
     approved_preview: str = ""  # the preview's hash that approval was given for
     preview_hash: str = ""  # the preview shown while the step waits for approval
+    # That preview's refusal ({code, reason, hint}) when its call cannot run: no
+    # approval is taken for it (forge.runners.preview).
+    refusal: Mapping[str, Any] | None = None
     reserved_tokens: int = 0  # the estimate reserved at start, until the real use is known
     reserved_cost: float = 0.0
     artifacts: tuple[Mapping[str, Any], ...] = ()  # of the attempt that settled it
@@ -106,6 +110,10 @@ def _moved(
 
 
 _MILESTONE_EVENTS = frozenset({EventType.MILESTONE_REACHED, EventType.MILESTONE_REVIEWED})
+# Step statuses that wait for a person, and run statuses in which the run's
+# blocked_reason says who it waits for (forge.runtime.waits).
+_PEOPLE_WAIT = frozenset({"awaiting_approval", "needs_reconciliation"})
+_WAITING_RUN = frozenset({"running", "awaiting_approval"})
 
 _SETTLES_USAGE = frozenset(
     {
@@ -128,6 +136,7 @@ _SETTLES_OUTCOME = frozenset(
         EventType.STEP_RECONCILED,
         EventType.STEP_FAILED,
         EventType.STEP_INVALID,
+        EventType.STEP_PRESERVED,  # a re-run keeps the output an earlier run recorded
     }
 )
 
@@ -138,12 +147,18 @@ def apply_event(state: RunState, event: RunEvent) -> RunState:
     Budget use is reserved when a step starts (the event carries the step's estimate)
     and settled when it ends (the event carries what was really used), so concurrent
     steps can never together overspend what admission allowed.
+
+    While the run is running or awaiting approval, its ``blocked_reason`` names what
+    waits for a person and who can act (``forge.runtime.waits``), worked out again
+    whenever a step enters or leaves such a wait.
     """
     changes: dict[str, Any] = {"last_seq": max(state.last_seq, event.seq)}
+    waits_moved = False
     if event.step_id is not None and event.step_status is not None:
         known = state.steps.get(event.step_id)
         step = known or StepState()
         updated = _apply_to_step(step, event)
+        waits_moved = step.status in _PEOPLE_WAIT or updated.status in _PEOPLE_WAIT
         changes["steps"] = state.steps.set(event.step_id, updated)
         changes["by_status"] = _moved(
             state.by_status, event.step_id, known.status if known else None, updated.status
@@ -159,11 +174,25 @@ def apply_event(state: RunState, event: RunEvent) -> RunState:
         facts = event.facts if isinstance(event.facts, Mapping) else {}
         status = "awaiting" if event.event_type == EventType.MILESTONE_REACHED else "reviewed"
         changes["reviews"] = state.reviews.set(str(facts.get("milestone", "")), status)
+        waits_moved = True
     elif event.transition is not None:
         changes["status"] = cast(RunStatus, event.transition[1])
         changes["blocked_reason"] = event.blocked_reason
         changes.update(_apply_to_run(state, event))
-    return replace(state, **changes)
+        waits_moved = True
+    after = replace(state, **changes)
+    if waits_moved and after.status in _WAITING_RUN:
+        waiting = after.by_status.get("awaiting_approval", _EMPTY)
+        refused = [step for step in waiting if after.steps[step].refusal is not None]
+        reason = waiting_reason(
+            [step for step in waiting if step not in refused] if refused else waiting,
+            after.by_status.get("needs_reconciliation", _EMPTY),
+            after.awaiting_review,
+            refused,
+        )
+        if reason != after.blocked_reason:
+            after = replace(after, blocked_reason=reason)
+    return after
 
 
 def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
@@ -216,6 +245,7 @@ def _apply_to_step(step: StepState, event: RunEvent) -> StepState:
             approved_by="",
             approved_preview="",
             preview_hash=str(preview.get("hash", "")) if isinstance(preview, Mapping) else "",
+            refusal=_refusal(preview),
         )
     if kind == EventType.STEP_RETRIED:
         lost = facts.get("interruptions")
@@ -233,16 +263,14 @@ def _apply_to_run(state: RunState, event: RunEvent) -> dict[str, Any]:
     facts = event.facts if isinstance(event.facts, Mapping) else {}
     if event.event_type == EventType.RUN_STARTED:
         approval = facts.get("approval")
+        changes: dict[str, Any] = {"plan_version": event.plan_version, "approval": approval}
         # The first event names the steps, so a run rebuilds from its events alone.
         if "steps" in facts and not state.steps:
             steps = Map({sid: StepState() for sid in facts["steps"]})
-            return {
-                "plan_version": event.plan_version,
-                "steps": steps,
-                "by_status": _index(steps),
-                "approval": approval,
-            }
-        return {"plan_version": event.plan_version, "approval": approval}
+            changes.update(steps=steps, by_status=_index(steps))
+        if facts.get("reviewed"):  # a re-run keeps reviews of milestones it keeps whole
+            changes["reviews"] = Map(dict.fromkeys(facts["reviewed"], "reviewed"))
+        return changes
     if event.event_type == EventType.RUN_NEEDS_REPLAN:
         return {
             "failed_step": facts.get("failed_step"),
@@ -279,3 +307,11 @@ def rebuild(run_id: str, events: Iterable[RunEvent], step_ids: Iterable[str] = (
     for event in events:
         state = apply_event(state, event)
     return state
+
+
+def _refusal(preview: Any) -> Mapping[str, Any] | None:
+    """The refusal a step's preview carries, when its call cannot run."""
+    if not isinstance(preview, Mapping) or preview.get("runnable", True) is not False:
+        return None
+    refusal = preview.get("refusal")
+    return refusal if isinstance(refusal, Mapping) else {"code": "call_refused", "reason": ""}

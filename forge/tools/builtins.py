@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from forge.tools.hosts import HostAllowList
 from forge.tools.registry import ToolRegistry
 from forge.tools.spec import SideEffect, ToolSpec
 
-__all__ = ["BUILTIN_TOOLS", "builtin_registry"]
+__all__ = ["BUILTIN_TOOLS", "builtin_registry", "builtin_tools"]
 
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 
@@ -191,5 +193,18 @@ BUILTIN_TOOLS: tuple[ToolSpec, ...] = (
 )
 
 
-def builtin_registry() -> ToolRegistry:
-    return ToolRegistry(BUILTIN_TOOLS)
+def builtin_tools(allowed_hosts: HostAllowList | None = None) -> tuple[ToolSpec, ...]:
+    """``BUILTIN_TOOLS``; with ``allowed_hosts``, ``http_request`` knows which calls its
+    runner will refuse (``ToolSpec.refusal_of``), so the compiler reports them."""
+    if allowed_hosts is None:
+        return BUILTIN_TOOLS
+    return tuple(
+        replace(spec, refusal_of=allowed_hosts.call_refusal)
+        if spec.name == "http_request"
+        else spec
+        for spec in BUILTIN_TOOLS
+    )
+
+
+def builtin_registry(allowed_hosts: HostAllowList | None = None) -> ToolRegistry:
+    return ToolRegistry(builtin_tools(allowed_hosts))

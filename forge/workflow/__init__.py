@@ -1,5 +1,7 @@
-"""The workflow primitives of SPEC section 2: tasks, graphs, plans, execution, contracts,
-replanning and budgets. Structure and rules only; no I/O."""
+"""The workflow primitives of SPEC section 2 under the seed's names: tasks, graphs, plans,
+execution, contracts, replanning and budgets. A face with no rule of its own: structure
+and the deliverable are the compiler's, readiness, replanning, contracts and the budget
+the runtime's (docs/ARCHITECTURE.md, "Where each rule lives"). No I/O."""
 
 from forge.workflow.budget import WorkflowBudget
 from forge.workflow.executor import Executor, TaskResult

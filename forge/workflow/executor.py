@@ -1,7 +1,8 @@
 """The dependency-aware executor: runs the tasks whose dependencies all succeeded.
 
 A recorded result is not a success: a task waits until every dependency's result has
-status ``succeeded``, so a failure upstream keeps everything below it from running.
+status ``succeeded``, so a failure upstream keeps everything below it from running. That
+is the Scheduler's readiness rule, ``forge.runtime.dependencies.unmet_dependencies``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from forge.runtime.dependencies import unmet_dependencies
 from forge.workflow.graph import TaskGraph
 
 __all__ = ["Executor", "TaskResult"]
@@ -29,16 +31,16 @@ class Executor:
         self.graph = graph
         self.results: dict[str, TaskResult] = {}
 
-    def _succeeded(self, task_id: str) -> bool:
+    def _status(self, task_id: str) -> str | None:
         result = self.results.get(task_id)
-        return result is not None and result.status == "succeeded"
+        return None if result is None else result.status
 
     def ready(self) -> list[str]:
         """Sorted ids of unrun tasks whose dependencies all have status ``succeeded``."""
         return sorted(
             task.id
             for task in self.graph.tasks.values()
-            if task.id not in self.results and all(map(self._succeeded, task.depends_on))
+            if task.id not in self.results and not unmet_dependencies(task.depends_on, self._status)
         )
 
     def run_ready(self) -> tuple[TaskResult, ...]:

@@ -1,17 +1,22 @@
 """Tasks and the task graph: structure only, validated the moment it is built.
 
-A graph whose remaining tasks can never become ready is a deadlock, not a completion:
-``topological_order`` raises instead of returning a partial order.
+The rules are the compiler's (``forge.compiler.structure``), the ones every plan's steps
+meet: the tasks are analysed as steps, given sorted by id, so the topological order (the
+earliest ready step first) breaks ties by id. A graph whose remaining tasks can never
+become ready is a deadlock, not a completion: construction raises instead of keeping a
+partial order.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forge.compiler.diagnostics import Diagnostic
+from forge.compiler.structure import Structure, analyse_structure
 from forge.errors import WorkflowError
+from forge.plan import Step
 
 __all__ = ["Task", "TaskGraph"]
 
@@ -35,25 +40,23 @@ class Task:
 
 
 class TaskGraph:
-    """An immutable DAG of tasks, rejected at construction if a dependency is missing
-    or the tasks form a cycle."""
+    """An immutable DAG of tasks, rejected at construction if an id repeats, a dependency
+    is missing or the tasks form a cycle. With several problems, the first kind in that
+    order is raised, and within it the first task by id."""
 
     def __init__(self, tasks: Iterable[Task]) -> None:
-        by_id: dict[str, Task] = {}
-        for task in tasks:
-            if task.id in by_id:
-                raise WorkflowError(f"duplicate task id {task.id!r}", node_ids=(task.id,))
-            by_id[task.id] = task
-        self._tasks: Mapping[str, Task] = by_id
-        for task in by_id.values():
-            for dep in task.depends_on:
-                if dep not in by_id:
-                    raise WorkflowError(
-                        f"task {task.id!r} depends on missing task {dep!r}",
-                        code="missing_dependency",
-                        node_ids=(task.id, dep),
-                    )
-        self._order = self._sort()
+        given = list(tasks)
+        by_id = sorted(given, key=lambda task: task.id)
+        structure = analyse_structure([Step(task.id, depends_on=task.depends_on) for task in by_id])
+        if structure.diagnostics:
+            raise _refusal(structure, structure.diagnostics[0])
+        self._tasks: Mapping[str, Task] = {task.id: task for task in given}
+        self._structure = structure
+
+    @property
+    def structure(self) -> Structure:
+        """The compiler's analysis of the tasks as steps (``forge.compiler.structure``)."""
+        return self._structure
 
     @property
     def tasks(self) -> Mapping[str, Task]:
@@ -70,35 +73,35 @@ class TaskGraph:
     def topological_order(self) -> tuple[str, ...]:
         """Every task id, each after all of its dependencies (ties broken by id).
 
-        Raises ``ValueError`` when tasks remain pending but none is ready: that is a
-        cycle, and returning the partial order would pass a deadlock off as completion.
+        A cycle, where tasks remain pending but none is ready, raised ``ValueError`` when
+        the graph was built: returning a partial order would pass a deadlock off as
+        completion.
         """
-        return self._order
-
-    def _sort(self) -> tuple[str, ...]:
-        waiting = {task_id: len(set(task.depends_on)) for task_id, task in self._tasks.items()}
-        dependents = self.dependents()
-        ready = [task_id for task_id, count in waiting.items() if count == 0]
-        heapq.heapify(ready)
-        order: list[str] = []
-        while ready:
-            task_id = heapq.heappop(ready)
-            order.append(task_id)
-            for child in dependents[task_id]:
-                waiting[child] -= 1
-                if waiting[child] == 0:
-                    heapq.heappush(ready, child)
-        if len(order) < len(self._tasks):
-            stuck = tuple(sorted(set(self._tasks) - set(order)))
-            raise WorkflowError(
-                f"tasks {', '.join(stuck)} can never become ready: the graph has a cycle",
-                code="cycle",
-                node_ids=stuck,
-            )
-        return tuple(order)
+        return self._structure.order
 
     def __len__(self) -> int:
         return len(self._tasks)
 
     def __repr__(self) -> str:
         return f"TaskGraph({list(self._tasks)!r})"
+
+
+def _refusal(structure: Structure, problem: Diagnostic) -> WorkflowError:
+    """The compiler's first structural error, in the seed's words."""
+    if problem.code == "duplicate_id":
+        return WorkflowError(f"duplicate task id {problem.nodes[0]!r}", node_ids=problem.nodes)
+    if problem.code == "missing_dependency":
+        task_id, dep = problem.nodes
+        return WorkflowError(
+            f"task {task_id!r} depends on missing task {dep!r}",
+            code="missing_dependency",
+            node_ids=problem.nodes,
+        )
+    # a cycle: every task it keeps from becoming ready, those behind it included
+    placed = set(structure.order)
+    stuck = tuple(sorted(task_id for task_id in structure.steps if task_id not in placed))
+    return WorkflowError(
+        f"tasks {', '.join(stuck)} can never become ready: the graph has a cycle",
+        code="cycle",
+        node_ids=stuck,
+    )

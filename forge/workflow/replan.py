@@ -1,4 +1,8 @@
-"""Local replanning: which tasks a failure invalidates, and which results survive it."""
+"""Local replanning: which tasks a failure invalidates, and which results survive it.
+
+The rules are the Scheduler's (``forge.runtime.dependencies``): reset is the failed task
+and its transitive dependents, preserved the succeeded tasks outside it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from forge.errors import WorkflowError
+from forge.runtime.dependencies import preserved_steps, reset_steps
 from forge.workflow.executor import TaskResult
 from forge.workflow.graph import TaskGraph
 
@@ -24,15 +29,7 @@ def affected_subgraph(graph: TaskGraph, failed_id: str) -> tuple[str, ...]:
         raise WorkflowError(
             f"failed task {failed_id!r} is missing from the graph", node_ids=(failed_id,)
         )
-    dependents = graph.dependents()
-    affected = {failed_id}
-    frontier = [failed_id]
-    while frontier:
-        for child in dependents[frontier.pop()]:
-            if child not in affected:
-                affected.add(child)
-                frontier.append(child)
-    return tuple(sorted(affected))
+    return tuple(sorted(reset_steps(failed_id, graph.dependents().__getitem__)))
 
 
 def replan(graph: TaskGraph, results: Mapping[str, TaskResult], failed_id: str) -> ReplanDecision:
@@ -41,10 +38,6 @@ def replan(graph: TaskGraph, results: Mapping[str, TaskResult], failed_id: str) 
     Pure: nothing is executed and neither ``graph`` nor ``results`` is changed.
     """
     reset = affected_subgraph(graph, failed_id)
-    reset_set = set(reset)
-    preserved = sorted(
-        task_id
-        for task_id, result in results.items()
-        if result.status == "succeeded" and task_id not in reset_set
-    )
+    statuses = ((task_id, result.status) for task_id, result in results.items())
+    preserved = preserved_steps(statuses, set(reset))
     return ReplanDecision(reset_task_ids=reset, preserved_task_ids=tuple(preserved))

@@ -32,9 +32,12 @@ DEMO_PASSWORD = "forge-demo-2026"
 STEPS = "window.forge.run.cy.nodes('[kind = \"step\"]').map(n => [n.id(), n.data('status')])"
 
 
-def start(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Deployment]:
-    """A deployment without a worker (tests start one when a run should move on)."""
-    running = Deployment("sqlite", tmp_path_factory.mktemp(name))
+def start(
+    tmp_path_factory: pytest.TempPathFactory, name: str, **settings: str
+) -> Iterator[Deployment]:
+    """A deployment without a worker (tests start one when a run should move on), with
+    ``settings`` in its processes' environment (``FORGE_PLANNER="..."``)."""
+    running = Deployment("sqlite", tmp_path_factory.mktemp(name), extra_env=settings)
     try:
         yield running.start(workers=0)
     finally:
@@ -133,6 +136,7 @@ def matches_a_fresh_fetch(page: Any, deployment: Deployment, run_id: int) -> Non
     mine = page.evaluate("window.forge.run.summary()")
     fresh = deployment.run(run_id)
     assert mine["status"] == fresh["status"]
+    assert mine["blockedReason"] == fresh["blocked_reason"]
     assert mine["lastSeq"] == fresh["last_seq"]
     assert mine["version"] == fresh["version"]
     assert mine["budget"] == {

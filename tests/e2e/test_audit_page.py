@@ -149,9 +149,9 @@ def test_an_operator_walks_the_whole_chain_and_finds_the_row_someone_changed(pag
     tamper("UPDATE audit_auditevent SET actor = %s WHERE seq = 12", ["nobody"])
     page.reload()
     expect(page.locator("#chain-state")).to_have_attribute("data-state", "ok")
-    from audit.models import WalkGate
+    from audit.models import WalkLock
 
-    WalkGate.objects.update(  # past FORGE_AUDIT_VERIFY_INTERVAL since the last walk
+    WalkLock.objects.update(  # past FORGE_AUDIT_VERIFY_INTERVAL since the last walk
         finished_at=datetime.now(UTC) - timedelta(minutes=5)
     )
     page.get_by_role("button", name="Verify the whole chain").click()

@@ -18,6 +18,14 @@ from .graph import click_node, problems, settle, wait_compiled, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+@pytest.fixture(autouse=True)
+def _reaches_example_com(settings):
+    # The plan's first step GETs https://example.com/changelog: this deployment lets
+    # http_request reach it (otherwise the step would be host_not_allowed).
+    settings.FORGE_HTTP_ALLOWED_HOSTS = ["example.com"]
+
+
 PLAN = {
     "goal": "Fetch the changelog",
     "steps": [

@@ -1,11 +1,9 @@
 """Data between steps in the browser: the editor draws a dashed, labelled data edge from
 each step whose output another step's arguments take ($from), lists them in the step
 panel, paints a wrong reference, renames references with their step, and keeps a
-reference as JSON in the argument form; the version page draws the edges too."""
+reference as a chip in the argument form; the version page draws the edges too."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 from playwright.sync_api import expect
@@ -100,9 +98,10 @@ def test_the_step_panel_lists_what_a_step_takes_and_what_its_output_feeds(page, 
     takes = page.locator(".step-panel .data-in li")
     expect(takes).to_have_count(1)
     expect(takes.first).to_have_text("content ← read.content (part 1 of its text)")
-    # the argument form keeps the reference as the JSON it is written in
-    content = page.locator(".args-form textarea[name=content]")
-    assert json.loads(content.input_value()) == CONTENT
+    # the argument form shows the $join as its parts, the reference as a chip
+    content = page.locator(".args-form .arg[data-arg=content]")
+    expect(content.locator(".ref-chip")).to_have_text("from step read · content×")
+    assert content.locator("textarea.part-text").input_value() == "# 2.4\n\n"
 
     click_node(page, "read")
     feeds = page.locator(".step-panel .data-out li")
@@ -117,9 +116,11 @@ def test_the_step_panel_lists_what_a_step_takes_and_what_its_output_feeds(page, 
 def test_a_wrong_reference_is_painted_on_its_step_and_its_data_edge(page, people):
     _open(page, people)
     click_node(page, "publish")
-    broken = {"$join": ["# 2.4\n\n", {"$from": "read", "path": "contents"}]}
-
-    page.locator(".args-form textarea[name=content]").fill(json.dumps(broken))
+    # the reference's chip reopens the picker, which takes any path: the compiler judges
+    content = page.locator(".args-form .arg[data-arg=content]")
+    content.locator(".ref-chip .ref-text").click()
+    content.locator(".ref-picker input[name=ref-path]").fill("contents")
+    content.get_by_role("button", name="Use").click()
     wait_compiled(page)
     settle(page)
 

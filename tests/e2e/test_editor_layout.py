@@ -19,6 +19,14 @@ from .graph import node_point, settle, wait_compiled, wait_ready
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+@pytest.fixture(autouse=True)
+def _reaches_example_com(settings):
+    # The plan's first step GETs https://example.com/changelog: this deployment lets
+    # http_request reach it (otherwise the step would be host_not_allowed).
+    settings.FORGE_HTTP_ALLOWED_HOSTS = ["example.com"]
+
+
 PLAN = {
     "goal": "Fetch the changelog and publish the notes",
     "deliverable": "publish",

@@ -130,3 +130,48 @@ def test_a_mermaid_flowchart_pasted_in_becomes_a_plan(page, people):
     edges = page.evaluate("window.forge.editor.cy.edges().map(e => e.id())")
     assert edges == ["fetch>report"]
     assert Plan.objects.get(name="From Mermaid").latest_version.source_format == "mermaid"
+
+
+DECISION = """\
+flowchart TD
+    fetch[Fetch the supplier record] --> check{Is the record complete?}
+    check -->|yes| score[Score the supplier]
+    check -->|no| ask[Ask the supplier for the missing data]
+"""
+
+
+def test_a_mermaid_decision_is_flagged_at_import_and_in_the_editor(page, people):
+    # Issue 25, item 8: both branches of a decision run; the author is told so.
+    people.login(page, people.make("ada", "author"))
+    page.goto("/plans/new/")
+    page.wait_for_selector("#new-plan[data-ready]")
+    page.select_option("#plan-format", "mermaid")
+    page.fill("#plan-source", DECISION)
+    warning = page.locator("#problems li.problem[data-code=flattened_decision]")
+    expect(warning).to_have_attribute("data-nodes", "check score ask")
+    expect(warning).to_have_attribute("data-severity", "warning")
+    expect(warning.locator(".problem-message")).to_contain_text(
+        "so both of its branches run after it: 'score' (yes) and 'ask' (no)"
+    )
+    expect(warning.locator(".problem-hint")).to_contain_text("keep the branch that should run")
+    page.fill("#plan-name", "Supplier check")
+    warning.scroll_into_view_if_needed()
+    shoot(page, "1-import-warns")
+
+    page.get_by_role("button", name="Create plan").click()
+    wait_ready(page)
+    wait_compiled(page)  # the live compile of the document keeps the import's warning
+    in_editor = page.locator("#problems li.problem[data-code=flattened_decision]")
+    expect(in_editor).to_have_attribute("data-nodes", "check score ask")
+    # An agent step without tools yet: its worst problem (an error) gives its colour.
+    assert "d-flattened_decision" in classes(page, "check")
+    assert "warning" in set(classes(page, "check>score"))
+    descriptions = page.evaluate(
+        "window.forge.editor.store.document.steps.map(s => [s.id, s.description])"
+    )
+    assert ["score", "Score the supplier (if Is the record complete?: yes)"] in descriptions
+    assert ["ask", "Ask the supplier for the missing data (if Is the record complete?: no)"] in (
+        descriptions
+    )
+    in_editor.click()
+    shoot(page, "2-editor-keeps-the-warning")

@@ -8,8 +8,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
+
+from bench.seed_load import load
 
 from .conftest import shoot
 
@@ -21,7 +22,7 @@ def card_value(page, key):
 
 
 def test_an_operator_reads_a_month_of_runs_and_compares_periods(page, people):
-    call_command("forge_seed_load", runs=400, audit_events=3_000, days=40, stdout=io.StringIO())
+    load(runs=400, audit_events=3_000, days=40, out=io.StringIO())
     people.login(page, people.make("olga", "operator"))
 
     page.goto("/metrics/")

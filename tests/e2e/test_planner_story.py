@@ -1,10 +1,10 @@
 """Issue 11's story in Chromium, on a real deployment (uvicorn and a ``forge_worker``
 process, tests/e2e/deployed.py) whose ``FORGE_PLANNER`` is the project's own
 OpenAI-compatible test server (tests/unit/models/openai_fake.py): ada asks for a plan
-from a goal and lands in the editor with the planner's proposal; grace approves it; ada
-runs it; a step breaks its contract, the worker asks the planner for a replan, which
-waits in grace's review queue with its diff; grace approves it and the run finishes.
-Screenshots go to test-artifacts/e2e/<test>/.
+from a goal and lands in the editor with the planner's proposal, her draft, which she
+submits; grace approves it; ada runs it; a step breaks its contract, the worker asks the
+planner for a replan, which waits in grace's review queue with its diff; grace approves
+it and the run finishes. Screenshots go to test-artifacts/e2e/<test>/.
 """
 
 from __future__ import annotations
@@ -108,9 +108,12 @@ def test_a_plan_from_a_goal_is_approved_runs_replans_on_the_worker_and_finishes(
     expect(banner).to_contain_text("Made by the planner llm:fake-planner for ada")
     expect(banner).to_contain_text("1500 tokens")
     expect(banner).to_contain_text(V1["rationale"])
-    expect(ada.locator("#status-badge")).to_have_text("Awaiting approval")
+    # It is her draft: she reads it, then submits it for review.
+    expect(ada.locator("#status-badge")).to_have_text("Draft")
     expect(ada.locator("#approve-button")).to_be_disabled()  # her own version
     shoot(ada, "2-editor")
+    ada.click("#submit-review-button")
+    expect(ada.locator("#status-badge")).to_have_text("Awaiting approval")
     plan = int(re.search(r"/plans/(\d+)/", ada.url).group(1))  # type: ignore[union-attr]
     assert "Context: Orders and late deliveries" in planner.messages(0)[1]["content"]
 

@@ -2,11 +2,13 @@
 // and model/preview.js, which the run page and the approval queue share), run by
 // node:test from tests/e2e/test_run_state.py. No DOM, no browser.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { previewLines } from "../../static/forge/js/model/preview.js";
+import { previewLines, refusalOf } from "../../static/forge/js/model/preview.js";
+import { resumability } from "../../static/forge/js/run/replan.js";
 import { EventSequencer } from "../../static/forge/js/run/sequence.js";
-import { SLOT_WAIT_MS, applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary, waitingForSlot } from "../../static/forge/js/run/state.js";
+import { SLOT_WAIT_MS, applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary, waitingForAgent, waitingForSlot, waitingReason, withReplanNotes } from "../../static/forge/js/run/state.js";
 
 const T0 = "2025-01-31T09:00:00.000Z";
 const at = (ms) => new Date(Date.parse(T0) + ms).toISOString();
@@ -318,6 +320,24 @@ test("a ready step that no slot took for a while waits for a free worker slot", 
   assert.deepEqual(waitingForSlot(cancelled, readyAt + SLOT_WAIT_MS * 5), []);
 });
 
+test("a ready step of an agent's run waits for the agent, never for a worker slot", () => {
+  seq = 0;
+  const events = [
+    run("run_started", "queued", "running", { facts: { steps: ["fetch", "score", "report"] } }),
+    step("step_ready", "fetch", "pending", "ready"),
+  ];
+  const state = applyEvents(fromDetail(detail({ executor: "agent", agent_steps: ["fetch"] })), events);
+  const readyAt = Date.parse(events[1].created_at);
+
+  assert.deepEqual(state.agentSteps, ["fetch"]);
+  assert.deepEqual(waitingForSlot(state, readyAt + SLOT_WAIT_MS * 5), []);
+  assert.deepEqual(waitingForAgent(state), ["fetch"]);
+  const started = applyEvent(state, step("step_started", "fetch", "ready", "running"));
+  assert.deepEqual(waitingForAgent(started), []);
+  // A worker's run waits for no agent.
+  assert.deepEqual(waitingForAgent(applyEvents(fromDetail(detail()), events)), []);
+});
+
 test("a snapshot pinned at a seq and a stream whose first events overlap it count each start once", () => {
   // Issue 12, problem 5: the stream's first frames repeat events the snapshot already
   // holds. The server pins the snapshot to one seq (runs/snapshot.py); the fold then
@@ -335,4 +355,114 @@ test("a snapshot pinned at a seq and a stream whose first events overlap it coun
     [["steps", 2], ["tokens", 55], ["cost", 0]],
   );
   assert.equal(streamed.steps.fetch.tokens, 25);
+});
+
+// --- Who a run waits for, replans followed live, re-runs (issue 25) -----------------------
+
+const CASES = JSON.parse(readFileSync(new URL("../fixtures/blocked_reasons.json", import.meta.url), "utf8")).cases;
+
+test("the page words a run's wait exactly as the server does", () => {
+  for (const item of CASES) {
+    assert.equal(waitingReason(item.approvals, item.reconciliations, item.reviews, item.refused || []), item.reason);
+  }
+});
+
+const RECONCILE = "step 'fetch' needs reconciling by an operator: it may have performed its side effect";
+
+test("a step to reconcile names itself and the operator, with or without a run event", () => {
+  seq = 0;
+  const running = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running"),
+    step("step_ready", "fetch", "pending", "ready"),
+    step("step_started", "fetch", "ready", "running"),
+    step("step_needs_reconciliation", "fetch", "running", "needs_reconciliation", { blocked_reason: "worker lost; a non-repeatable side effect may have happened" }),
+  ]);
+  // No run event said so: the fold works it out, as forge.runtime.state does.
+  assert.equal(running.status, "running");
+  assert.equal(running.blockedReason, RECONCILE);
+
+  const waiting = applyEvents(running, [run("run_awaiting_approval", "running", "awaiting_approval", { blocked_reason: RECONCILE })]);
+  assert.equal(waiting.blockedReason, RECONCILE);
+  const reconciled = applyEvents(waiting, [
+    step("step_reconciled", "fetch", "needs_reconciliation", "succeeded", { facts: { ok: 1 }, actor: "olga" }),
+    step("step_ready", "score", "pending", "ready"),
+    run("run_continued", "awaiting_approval", "running"),
+  ]);
+  assert.equal(reconciled.blockedReason, "");
+  assert.equal(summary(reconciled).blockedReason, "");
+});
+
+test("a milestone waiting for review is known to the page and named in the reason", () => {
+  seq = 0;
+  const reached = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running"),
+    ev("milestone_reached", { facts: { milestone: "facts", title: "Gather the facts", steps: ["fetch"] } }),
+    run("run_awaiting_approval", "running", "awaiting_approval"),
+  ]);
+  assert.deepEqual(reached.awaitingReview, ["facts"]);
+  assert.equal(reached.blockedReason, "milestone 'facts' waits for review by an approver who did not write this version");
+
+  const reviewed = applyEvents(reached, [ev("milestone_reviewed", { facts: { milestone: "facts" }, actor: "grace" })]);
+  assert.deepEqual(reviewed.awaitingReview, []);
+  assert.equal(reviewed.blockedReason, "");
+  assert.deepEqual(fromDetail(detail({ awaiting_review: ["facts"] })).awaitingReview, ["facts"]);
+});
+
+test("the planner's work on a replan is followed note by note until the run resumes", () => {
+  const events = history().slice(0, 8);
+  const failed = applyEvents(fromDetail(detail()), events);
+  const waitsFor = { who: "approvers", author: "ada", approvers: ["grace"], more: 0, why: ["the policy asks a person to approve every replan"] };
+
+  const working = applyEvents(failed, [ev("run_replan_started", { actor: "llm:m", blocked_reason: "the planner llm:m is working on a replan of v1", facts: { planner: "llm:m", on_behalf_of: "ada" } })]);
+  assert.equal(working.replan.phase, "working");
+  assert.equal(working.status, "needs_replan");
+  assert.equal(working.blockedReason, "step 'score' invalid"); // a note changes no state
+  const proposed = applyEvents(working, [ev("run_replan_proposed", { actor: "llm:m", facts: { planner: "llm:m", version: 2, proposal: 5, waits_for: waitsFor } })]);
+  assert.deepEqual([proposed.replan.phase, proposed.replan.version, proposed.replan.waitsFor], ["proposed", 2, waitsFor]);
+  const approved = applyEvents(proposed, [ev("run_replan_approved", { actor: "grace", facts: { version: 2, approver: "grace" } })]);
+  assert.deepEqual([approved.replan.phase, approved.replan.version, approved.replan.approver], ["approved", 2, "grace"]);
+  const resumed = applyEvents(approved, [run("run_resumed", "needs_replan", "running", { plan_version: 2, actor: "grace", facts: { steps: ["fetch", "score", "report"], preserved: ["fetch"], reset: ["score", "report"] } })]);
+  assert.equal(resumed.replan, null);
+  assert.equal(resumed.lastResume.actor, "grace");
+
+  // A page opened while the planner works starts from the notes it was rendered with.
+  const opened = withReplanNotes(failed, [ev("run_replan_started", { facts: { planner: "llm:m" } })]);
+  assert.equal(opened.replan.phase, "working");
+});
+
+test("a re-run's kept steps are succeeded with the earlier run's output, never started", () => {
+  seq = 0;
+  const state = applyEvents(fromDetail(detail()), [
+    run("run_started", "queued", "running", { facts: { steps: ["fetch", "score", "report"], rerun_of: "7", rerun: { chosen: ["score"], steps: ["score", "report"], preserved: ["fetch"], unfinished: [] } } }),
+    step("step_preserved", "fetch", "pending", "succeeded", { facts: { rows: 3 }, verdict: { valid: true, errors: [] } }),
+    step("step_ready", "score", "pending", "ready"),
+  ]);
+
+  assert.deepEqual([state.steps.fetch.status, state.steps.fetch.attempt, state.steps.fetch.kept], ["succeeded", 0, true]);
+  assert.deepEqual(state.steps.fetch.output, { rows: 3 });
+  assert.deepEqual([state.rerunOf, state.rerunSteps], [7, ["score"]]);
+  assert.equal(state.budget.usedSteps, 0);
+  const page = fromDetail(detail({ rerun_of: 7, rerun_steps: ["score"], reruns: [9], steps: detail().steps.map((s, i) => (i ? s : { ...s, status: "succeeded" })) }));
+  assert.deepEqual([page.rerunOf, page.reruns, page.steps.fetch.kept], [7, [9], true]);
+});
+
+test("a superseded version never offers to resume, whatever the policy", () => {
+  const version = { number: 2, status: "superseded", superseded_by: 3, has_errors: false, author: "ada" };
+  for (const policy of ["never", "read_only"]) {
+    const answer = resumability(version, policy);
+    assert.equal(answer.ok, false);
+    assert.equal(answer.mark, "cannot resume");
+    assert.match(answer.why, /v2 was superseded by v3/);
+  }
+  assert.equal(resumability({ ...version, status: "awaiting_approval" }, "read_only").mark, "needs a person, or the policy");
+});
+
+test("a preview whose call will be refused carries its refusal; others carry none", () => {
+  // Issue 25, item 3: such a preview is never offered for approval.
+  const refusal = { code: "host_not_allowed", reason: "host 'evil.example' (port 443) is not on the allow list", hint: "add evil.example" };
+  assert.deepEqual(refusalOf({ kind: "http_request", hash: "h", runnable: false, refusal }), refusal);
+  assert.equal(refusalOf({ kind: "http_request", hash: "h", runnable: true }), null);
+  assert.equal(refusalOf({ kind: "file_write", hash: "h" }), null); // stored before runnable existed
+  assert.equal(refusalOf(null), null);
+  assert.deepEqual(refusalOf({ kind: "call", runnable: false }), { code: "", reason: "", hint: "" });
 });

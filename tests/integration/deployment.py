@@ -1,10 +1,14 @@
 """A real Forge deployment for integration tests: web (uvicorn) and worker processes over a
 fresh database (an SQLite file, or a new PostgreSQL database with Redis as the channel
-layer), driven only through HTTP and websockets, as users and scripts drive it."""
+layer), driven only through HTTP and websockets, as users and scripts drive it. The
+PostgreSQL server and Redis are the machine's unless a test names private ones
+(``tests/integration/services.py``), which it may then stop and restart."""
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import websockets
 
 REPO = Path(__file__).resolve().parents[2]
 POSTGRES = os.environ.get("FORGE_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
@@ -55,6 +60,7 @@ class Deployment:
     port: int = 0
     tokens: dict[str, str] = field(default_factory=dict)
     redis_url: str = REDIS
+    postgres_url: str = POSTGRES  # the server's maintenance database
     _database: str = ""
     web: subprocess.Popen[bytes] | None = None
     extra_env: dict[str, str] = field(default_factory=dict)  # settings of this deployment
@@ -63,13 +69,19 @@ class Deployment:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, workers: int = 1) -> Deployment:
+    def start(self, workers: int = 1, *, serve: bool = False) -> Deployment:
+        """Web and ``workers`` worker processes over a copy of the demo's database; with
+        ``serve``, ``manage.py forge_serve`` instead (the web server and one worker, as
+        ``make run`` starts them)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "PYTEST"))}
         env.update(
             DJANGO_SETTINGS_MODULE="forge_web.settings",
             FORGE_WORKSPACES=str(self.root / "workspaces"),
             FORGE_AUDIT_ANCHOR_PATH=str(self.root / "audit-anchors.jsonl"),
             FORGE_STEP_LEASE_SECONDS="2",
+            # The tests poll the API faster than a person may (accounts.throttling).
+            FORGE_API_RATE="1000000/min",
+            FORGE_API_COMPILE_RATE="1000000/min",
             PYTHONUNBUFFERED="1",
         )
         env.update(self.extra_env)
@@ -78,11 +90,17 @@ class Deployment:
             env.pop("REDIS_URL", None)
         else:
             self._database = f"forge_it_{uuid.uuid4().hex[:10]}"
-            env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + self._database
+            env["DATABASE_URL"] = self.postgres_url.rsplit("/", 1)[0] + "/" + self._database
             env["REDIS_URL"] = self.redis_url
         self.env = env
-        self.tokens = _demo_template(self.kind, env).copy_to(self)
+        self.tokens = _demo_template(self.kind, env, self.postgres_url).copy_to(self)
         self.port = free_port()
+        if serve:
+            argv = [sys.executable, "manage.py", "forge_serve", "--port", str(self.port)]
+            self.web = self._spawn(argv, "serve")
+            self.processes.append(self.web)
+            wait_for(self._answers, timeout=60)
+            return self
         self.start_web()
         for _ in range(workers):
             self.start_worker()
@@ -94,7 +112,7 @@ class Deployment:
         if self._database:
             import psycopg
 
-            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{self._database}"')
         self.manage("migrate", "--no-input", "-v", "0")
         self.manage("forge_demo")
@@ -220,7 +238,7 @@ class Deployment:
         if self._database:
             import psycopg
 
-            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self._database}" WITH (FORCE)')
 
 
@@ -291,6 +309,44 @@ def events_in(message: str | bytes) -> list[dict[str, Any]]:
     return data if isinstance(data, list) else [data]
 
 
+async def watch_run(
+    deployment: Deployment, run_id: int, done: asyncio.Event | None = None
+) -> list[int]:
+    """Like the run page: keep every event's seq, reconnecting with the last one whenever
+    the socket drops, until the run succeeds; or, once ``done`` is set, until the watcher
+    has caught up with the run's last event (a run that ended while it was away)."""
+    seqs: list[int] = []
+    while True:
+        try:
+            async with websockets.connect(
+                deployment.ws_url(run_id, seqs[-1] if seqs else 0),
+                additional_headers=deployment.ws_headers(),
+                open_timeout=5,
+            ) as socket:
+                async for message in socket:
+                    for event in events_in(message):
+                        seqs.append(event["seq"])
+                        if event["event_type"] == "run_succeeded":
+                            return seqs
+        except (OSError, websockets.WebSocketException, TimeoutError):
+            pass
+        if (
+            done is not None
+            and done.is_set()
+            and seqs
+            and seqs[-1] >= _last_seq(deployment, run_id)
+        ):
+            return seqs
+        await asyncio.sleep(0.2)
+
+
+def _last_seq(deployment: Deployment, run_id: int) -> int:
+    try:
+        return int(deployment.run(run_id)["last_seq"])
+    except Exception:
+        return 1 << 30  # the web process is down: not caught up yet
+
+
 # Every deployment starts from the same migrated demo: made once per test process and
 # kind, then copied (an SQLite file, or a PostgreSQL database made from it as a template),
 # instead of the twelve seconds of manage.py processes per deployment.
@@ -302,6 +358,7 @@ class _DemoTemplate:
     root: Path
     database: str  # the PostgreSQL template database, "" for SQLite
     tokens: dict[str, str]
+    postgres_url: str = POSTGRES
 
     def copy_to(self, deployment: Deployment) -> dict[str, str]:
         """The demo in ``deployment``'s own database and root; the demo users' tokens."""
@@ -311,7 +368,7 @@ class _DemoTemplate:
         if self.database:
             import psycopg
 
-            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{deployment._database}" TEMPLATE "{self.database}"')
         return dict(self.tokens)
 
@@ -320,30 +377,37 @@ class _DemoTemplate:
         if self.database:
             import psycopg
 
-            with psycopg.connect(POSTGRES, autocommit=True) as conn:
+            # A private server (tests/integration/services.py) may be gone with its data.
+            with (
+                contextlib.suppress(psycopg.OperationalError),
+                psycopg.connect(self.postgres_url, autocommit=True, connect_timeout=3) as conn,
+            ):
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
 
-_TEMPLATES: dict[tuple[str, frozenset[tuple[str, str]]], _DemoTemplate] = {}
+_TEMPLATES: dict[tuple[str, str, frozenset[tuple[str, str]]], _DemoTemplate] = {}
 _OWN_PATHS = {"FORGE_WORKSPACES", "FORGE_AUDIT_ANCHOR_PATH"}
 
 
-def _demo_template(kind: str, env: dict[str, str]) -> _DemoTemplate:
+def _demo_template(kind: str, env: dict[str, str], postgres_url: str = POSTGRES) -> _DemoTemplate:
     """The demo for ``kind``, made with the Forge settings in ``env`` (the tools and the
     policy the demo's plans compile with, its MCP servers' sessions): deployments whose
     settings differ get their own."""
     settings = frozenset((k, v) for k, v in env.items() if k.startswith("FORGE_"))
-    key = (kind, frozenset((k, v) for k, v in settings if k not in _OWN_PATHS))
+    server = postgres_url if kind == "postgres" else ""
+    key = (kind, server, frozenset((k, v) for k, v in settings if k not in _OWN_PATHS))
     if key not in _TEMPLATES:
-        maker = Deployment(kind, Path(tempfile.mkdtemp(prefix=f"forge-demo-{kind}-")))
+        maker = Deployment(
+            kind, Path(tempfile.mkdtemp(prefix=f"forge-demo-{kind}-")), postgres_url=postgres_url
+        )
         maker.env = {**env, "FORGE_WORKSPACES": str(maker.root / "workspaces")}
         maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(maker.root / "audit-anchors.jsonl")
         if kind == "sqlite":
             maker.env["DATABASE_URL"] = f"sqlite:///{maker.root / 'forge.sqlite3'}"
         else:
             maker._database = f"forge_demo_{uuid.uuid4().hex[:10]}"
-            maker.env["DATABASE_URL"] = POSTGRES.rsplit("/", 1)[0] + "/" + maker._database
+            maker.env["DATABASE_URL"] = postgres_url.rsplit("/", 1)[0] + "/" + maker._database
         tokens = maker.load_demo()
-        _TEMPLATES[key] = _DemoTemplate(maker.root, maker._database, tokens)
+        _TEMPLATES[key] = _DemoTemplate(maker.root, maker._database, tokens, postgres_url)
         atexit.register(_TEMPLATES[key].drop)
     return _TEMPLATES[key]

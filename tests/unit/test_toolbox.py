@@ -189,6 +189,20 @@ def test_a_server_with_a_schema_that_is_not_json_schema_is_left_out():
     assert registry.unavailable["odd"].startswith("a tool's input schema is not valid JSON Schema")
 
 
+def test_a_server_with_a_schema_dialect_forge_cannot_enforce_is_left_out_saying_so():
+    schema = {"$schema": "https://example.com/dialect", "type": "object"}
+    odd = FakeConnection("odd", [spec("odd.x", schema=schema)])
+
+    registry = toolbox(odd).snapshot().registry
+
+    assert list(registry) == []
+    assert registry.unavailable["odd"] == (
+        "tool 'odd.x': its argument schema declares $schema 'https://example.com/dialect', "
+        "a dialect Forge cannot validate (it knows JSON Schema drafts 4, 6, 7, 2019-09 and "
+        "2020-12)"
+    )
+
+
 def test_closing_the_toolbox_closes_every_connection():
     time, mail = FakeConnection("time"), FakeConnection("mail")
 

@@ -20,6 +20,54 @@ from plans.schemas import EXAMPLE_DOCUMENT
 GOOD_DOCUMENT: dict[str, Any] = EXAMPLE_DOCUMENT
 
 
+# The PostgreSQL pass of ``make test`` runs these again, with the tests marked
+# ``postgres``: the ones whose code speaks to each database in its own way (row locks and
+# SKIP LOCKED, advisory locks, pipelined statements, JSON lookups, aggregates over time,
+# migrations of data, outages of the server). The rest of tests/web is the same Django ORM
+# on either database, and its SQLite pass is enough.
+POSTGRES_PASS = frozenset(
+    {
+        "test_api_auth",
+        "test_approval_rules",
+        "test_audit",
+        "test_audit_anchors",
+        "test_audit_redaction",
+        "test_audit_verify",
+        "test_auto_replans",
+        "test_budgets_and_recovery",
+        "test_data_between_steps",
+        "test_database_outages",
+        "test_forge_user",
+        "test_gate",
+        "test_metrics",
+        "test_plans_flow",
+        "test_plans_services",
+        "test_prometheus",
+        "test_replan_rules",
+        "test_reruns",
+        "test_review_threads",
+        "test_rules_changes",
+        "test_run_stream",
+        "test_runs_api",
+        "test_seed_load",
+        "test_step_rules",
+        "test_supersede_migrations",
+        "test_superseded_versions",
+        "test_webhook_secret_migration",
+        "test_webhooks",
+        "test_worker_outages",
+        "test_worker_path",
+        "test_worker_slots",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in POSTGRES_PASS:
+            item.add_marker(pytest.mark.postgres_pass)
+
+
 @pytest.fixture
 def plan_document() -> Callable[..., dict[str, Any]]:
     def make(**changes: Any) -> dict[str, Any]:
@@ -82,3 +130,19 @@ def read_only_replans(settings: Any, tmp_path: Any) -> Any:
     cached.cache_clear()
     yield
     cached.cache_clear()
+
+
+@pytest.fixture
+def approval_rules(settings: Any, tmp_path: Any) -> Callable[[str], Any]:
+    """Put a ``forge.rules/v1`` text in force as the deployment's FORGE_APPROVAL_RULES."""
+    from plans.rules import file_rules
+
+    def use(text: str) -> Any:
+        path = tmp_path / f"rules-{len(list(tmp_path.glob('rules-*')))}.yaml"
+        path.write_text(text)
+        settings.FORGE_APPROVAL_RULES = str(path)
+        file_rules.cache_clear()
+        return path
+
+    yield use
+    file_rules.cache_clear()

@@ -24,23 +24,29 @@ CLIENT = ("203.0.113.9", 50000)
 
 
 @asynccontextmanager
-async def session(token: str, host: str = "testserver") -> AsyncIterator[ClientSession]:
+async def session(
+    token: str, host: str = "testserver", path: str = "/mcp"
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP client session with ``path`` (``/mcp``, or the gateway's
+    ``/mcp/gateway``) of a fresh endpoint."""
     endpoint = McpEndpoint(get_asgi_application())
     transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         endpoint.lifespan(),
         httpx2.AsyncClient(transport=transport, base_url=f"http://{host}", headers=headers) as http,
-        streamable_http_client(f"http://{host}/mcp", http_client=http) as (read, write),
+        streamable_http_client(f"http://{host}{path}", http_client=http) as (read, write),
         ClientSession(read, write) as client,
     ):
         await client.initialize()
         yield client
 
 
-def conversation[T](token: str, talk: Callable[[ClientSession], Awaitable[T]]) -> T:
+def conversation[T](
+    token: str, talk: Callable[[ClientSession], Awaitable[T]], path: str = "/mcp"
+) -> T:
     async def main() -> T:
-        async with session(token) as client:
+        async with session(token, path=path) as client:
             return await talk(client)
 
     return anyio.run(main)
@@ -57,15 +63,38 @@ def answer(result: CallToolResult) -> dict[str, Any]:
     return result.structured_content
 
 
-def raw_post(endpoint: McpEndpoint, headers: dict[str, str], host: str = "testserver") -> Any:
-    """One JSON-RPC ``tools/list`` POST to /mcp, outside any MCP client: (status, headers,
-    JSON body)."""
+def initialized(token: str, path: str = "/mcp") -> Any:
+    """What the endpoint at ``path`` answers ``initialize`` with (``server_info``,
+    ``capabilities``)."""
+    endpoint = McpEndpoint(get_asgi_application())
+
+    async def main() -> Any:
+        transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            endpoint.lifespan(),
+            httpx2.AsyncClient(
+                transport=transport, base_url="http://testserver", headers=headers
+            ) as http,
+            streamable_http_client(f"http://testserver{path}", http_client=http) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            return await client.initialize()
+
+    return anyio.run(main)
+
+
+def raw_post(
+    endpoint: McpEndpoint, headers: dict[str, str], host: str = "testserver", path: str = "/mcp"
+) -> Any:
+    """One JSON-RPC ``tools/list`` POST to ``path`` (/mcp), outside any MCP client:
+    (status, headers, JSON body)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
     async def post() -> httpx2.Response:
         transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
         async with httpx2.AsyncClient(transport=transport, base_url=f"http://{host}") as http:
-            return await http.post("/mcp", json=body, headers=headers)
+            return await http.post(path, json=body, headers=headers)
 
     response = anyio.run(post)
     return response.status_code, response.headers, response.json()

@@ -99,6 +99,7 @@ def test_a_bearer_token_identifies_its_user(api_client, author):
             "run.view",
             "tool.view",
         ],
+        "teams": [],
         "auth": "token",
     }
 

@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import threading
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -239,6 +240,26 @@ def test_the_postgres_trigger_refuses_raw_changes(sql):
     with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(sql)
+    assert list(AuditEvent.objects.values_list("actor", flat=True)) == ["alice"]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("statement", ["TRUNCATE audit_auditevent", "DELETE FROM audit_auditevent"])
+def test_the_application_s_own_role_cannot_lift_the_trigger_with_a_setting(statement):
+    """Issue 26, defect 11: any session could ``SET LOCAL forge.audit_allow_truncate``
+    and empty the trail. Only a superuser's flush may (who could drop the trigger anyway);
+    here the role has every privilege on the table, as an application's often has."""
+    record("alice", "thing.done", "thing", 1, {})
+    role = f"forge_app_{uuid.uuid4().hex[:12]}"  # roles are the cluster's: a name of its own
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE ROLE {role} NOLOGIN")  # rolled back with the test
+        cursor.execute(f"GRANT ALL ON audit_auditevent TO {role}")
+        cursor.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+            cursor.execute(f"SET LOCAL ROLE {role}")
+            cursor.execute("SET LOCAL forge.audit_allow_truncate = 'on'")
+            cursor.execute(statement)
     assert list(AuditEvent.objects.values_list("actor", flat=True)) == ["alice"]
 
 

@@ -15,6 +15,8 @@ import io
 import json
 import multiprocessing
 import runpy
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -203,6 +205,83 @@ def test_the_anchor_log_defaults_to_a_file_next_to_the_sqlite_database(monkeypat
     assert runpy.run_path(str(settings_file))["FORGE_AUDIT_ANCHOR_PATH"] == str(
         Path(django_settings.BASE_DIR) / "audit-anchors.jsonl"
     )
+
+
+# --- Anchors on a timer (issue 26, defect 11) -------------------------------------------
+# With an anchor only every FORGE_AUDIT_ANCHOR_EVERY events, up to 99 events after the
+# newest anchor could be deleted or re-hashed unseen, for as long as no more came. Now the
+# head is anchored too once the oldest unanchored event has waited
+# FORGE_AUDIT_ANCHOR_SECONDS: checked after a commit, and every second by the worker.
+
+
+def later(seconds):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    return timezone.now() + timedelta(seconds=seconds)
+
+
+def test_a_few_events_are_anchored_once_the_interval_has_passed(events, settings, audit_anchor_log):
+    settings.FORGE_AUDIT_ANCHOR_EVERY, settings.FORGE_AUDIT_ANCHOR_SECONDS = 100, 5
+    made = events(3)
+
+    assert services.anchor_if_due(later(4)) is None
+    anchor = services.anchor_if_due(later(5.5))
+
+    assert (anchor.seq, anchor.hash) == (3, made[2].hash)
+    assert [(a["seq"], a["count"]) for a in lines(audit_anchor_log)] == [(3, 3)]
+    assert list(AnchorReceipt.objects.values_list("seq", flat=True)) == [3]
+    assert services.anchor_if_due(later(60)) is None  # nothing new since
+
+
+def test_the_interval_runs_from_the_oldest_event_the_newest_anchor_left_out(events, settings):
+    settings.FORGE_AUDIT_ANCHOR_EVERY, settings.FORGE_AUDIT_ANCHOR_SECONDS = 3, 5
+    events(4)  # anchored at seq 3 by the count; seq 4 waits
+
+    assert services.anchor_if_due(later(4)) is None
+    assert services.anchor_if_due(later(6)).seq == 4
+
+
+def test_deleting_an_unanchored_event_is_caught_once_the_timer_anchored_it(events, settings):
+    settings.FORGE_AUDIT_ANCHOR_EVERY, settings.FORGE_AUDIT_ANCHOR_SECONDS = 100, 5
+    events(3)  # no anchor by the count: deleting seq 3 now would pass verify
+    services.anchor_if_due(later(6))
+    tamper("DELETE FROM audit_auditevent WHERE seq = 3")
+
+    assert verify().code == "truncated"
+
+
+def test_the_first_event_after_the_interval_anchors_the_head_once_committed(
+    events, settings, monkeypatch, audit_anchor_log
+):
+    settings.FORGE_AUDIT_ANCHOR_EVERY, settings.FORGE_AUDIT_ANCHOR_SECONDS = 100, 0.3
+    monkeypatch.setattr(services, "_next_time_check", 0.0)  # this process never looked
+    events(2)
+    assert not Path(audit_anchor_log).exists()
+
+    time.sleep(0.4)
+    made = events(1)
+
+    assert [(a["seq"], a["hash"]) for a in lines(audit_anchor_log)] == [(3, made[0].hash)]
+
+
+def test_the_worker_anchors_a_quiet_system_s_last_events(settings, monkeypatch):
+    from runs.management.commands import forge_worker
+
+    settings.FORGE_AUDIT_ANCHOR_SECONDS = 0.2
+    checks = []
+    monkeypatch.setattr(services, "anchor_if_due", lambda: checks.append(1))
+    monkeypatch.setattr(forge_worker, "ANCHOR_CHECK_SECONDS", 0.05)
+    stop = threading.Event()
+    housekeeper = threading.Thread(target=forge_worker._housekeep_forever, args=(stop,))
+
+    housekeeper.start()
+    time.sleep(0.5)
+    stop.set()
+    housekeeper.join(5)
+
+    assert len(checks) >= 3
 
 
 # --- Issue "Trust", problem 6 -----------------------------------------------------------

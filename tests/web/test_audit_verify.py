@@ -1,7 +1,7 @@
 """Who may walk the whole chain, and how often (issue "Trust", problem 13): ``GET
 /api/v1/audit/verify`` serves the last verdict and walks nothing; ``POST`` walks, for
 operators and admins, one walk at a time across processes and not within
-``FORGE_AUDIT_VERIFY_INTERVAL`` of the last; the page's button takes the same gate."""
+``FORGE_AUDIT_VERIFY_INTERVAL`` of the last; the page's button takes the same lock."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from audit import chain, gate, services
-from audit.models import ChainCheckpoint, WalkGate
+from audit import chain, services, walk_lock
+from audit.models import ChainCheckpoint, WalkLock
 from audit.services import record
 
 from .audit_helpers import post_verify, tamper
@@ -123,14 +123,14 @@ def test_walks_may_follow_each_other_once_the_interval_has_passed(api_client, op
     settings.FORGE_AUDIT_VERIFY_INTERVAL = 60
     client = api_client(operator)
     client.post("/api/v1/audit/verify")
-    WalkGate.objects.filter(pk=1).update(finished_at=timezone.now() - timedelta(seconds=61))
+    WalkLock.objects.filter(pk=1).update(finished_at=timezone.now() - timedelta(seconds=61))
 
     assert client.post("/api/v1/audit/verify").status_code == 200
     assert full_walks() == 2
 
 
 def test_a_walk_is_refused_with_409_while_another_runs(api_client, operator):
-    gate.claim("another process")  # its walk has started and not finished
+    walk_lock.claim("another process")  # its walk has started and not finished
 
     response = api_client(operator).post("/api/v1/audit/verify")
 
@@ -143,18 +143,19 @@ def test_a_walk_is_refused_with_409_while_another_runs(api_client, operator):
     assert full_walks() == 0
 
 
-def test_a_walk_whose_process_died_frees_the_gate_when_its_lease_ends(api_client, operator):
-    gate.claim("a dead process", now=timezone.now() - gate.WALK_LEASE - timedelta(seconds=1))
+def test_a_walk_whose_process_died_frees_the_lock_when_its_lease_ends(api_client, operator):
+    long_ago = timezone.now() - walk_lock.WALK_LEASE - timedelta(seconds=1)
+    walk_lock.claim("a dead process", now=long_ago)
 
     assert api_client(operator).post("/api/v1/audit/verify").status_code == 200
 
 
 def test_two_claims_from_the_same_reading_cannot_both_win():
-    stale = WalkGate.objects.create(pk=1)  # two processes read this row
-    gate.claim("first")
+    stale = WalkLock.objects.create(pk=1)  # two processes read this row
+    walk_lock.claim("first")
 
     # The second claims from what it read before the first claim changed the row.
-    taken = WalkGate.objects.filter(pk=1, turn=stale.turn).update(turn=stale.turn + 1)
+    taken = WalkLock.objects.filter(pk=1, turn=stale.turn).update(turn=stale.turn + 1)
 
     assert taken == 0
 

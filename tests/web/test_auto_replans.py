@@ -168,3 +168,64 @@ def test_the_replan_view_shows_what_the_planner_was_told_and_answered(
     assert "800 tokens" in page
     assert "Failed step: score" in page
     assert FIX["rationale"] in page
+
+
+def test_the_run_notes_each_stage_of_an_automatic_replan_as_it_happens(
+    planner_server, author, approver, operator, api_client
+):
+    planner_server.reply(json.dumps(FIX), tokens=800)
+    run = failing_run(author, approver, operator)
+
+    kinds = list(RunEvent.objects.filter(run=run).values_list("event_type", flat=True))
+    assert kinds[-3:] == ["run_needs_replan", "run_replan_started", "run_replan_proposed"]
+    started = RunEvent.objects.get(run=run, event_type="run_replan_started")
+    assert started.facts == {"planner": "llm:fake-model", "on_behalf_of": "operator"}
+    assert started.blocked_reason == "the planner llm:fake-model is working on a replan of v1"
+    proposed = RunEvent.objects.get(run=run, event_type="run_replan_proposed")
+    assert proposed.facts["version"] == 2
+    assert proposed.facts["waits_for"] == {
+        "who": "approvers", "author": "operator", "approvers": ["approver"], "more": 0,
+        "why": ["the policy asks a person to approve every replan"],
+    }  # fmt: skip
+
+    api_client(approver).post(f"/api/v1/plans/{run.plan_id}/versions/2/approve", {},
+                              content_type="application/json")  # fmt: skip
+    drain()
+
+    kinds = list(RunEvent.objects.filter(run=run).values_list("event_type", flat=True))
+    assert kinds[kinds.index("run_replan_proposed") + 1 :][:2] == [
+        "run_replan_approved", "run_resumed",
+    ]  # fmt: skip
+    approved = RunEvent.objects.get(run=run, event_type="run_replan_approved")
+    assert (approved.actor, approved.facts) == ("approver", {"version": 2, "approver": "approver"})
+    assert Run.objects.get(pk=run.pk).status == "succeeded"
+
+
+def test_a_read_only_replan_says_the_policy_approves_it(
+    planner_server, read_only_replans, author, approver, operator
+):
+    planner_server.reply(json.dumps(FIX))
+
+    run = failing_run(author, approver, operator)
+
+    proposed = RunEvent.objects.get(run=run, event_type="run_replan_proposed")
+    assert proposed.facts["waits_for"] == {"who": "policy", "why": []}
+    assert run.status == "succeeded"
+
+
+def test_the_run_page_starts_from_the_planners_notes_since_the_run_needed_a_replan(
+    planner_server, author, approver, operator, client
+):
+    from .test_run_pages import _page_data
+
+    planner_server.reply(json.dumps(FIX))
+    run = failing_run(author, approver, operator)
+    client.force_login(operator)
+
+    data = _page_data(client.get(f"/runs/{run.pk}/"))
+
+    assert [e["event_type"] for e in data["replan_notes"]] == [
+        "run_replan_started", "run_replan_proposed",
+    ]  # fmt: skip
+    assert data["replan_notes"][1]["facts"]["waits_for"]["who"] == "approvers"
+    assert data["urls"]["milestone"] == f"/review/#milestone-{run.pk}-{{m}}"

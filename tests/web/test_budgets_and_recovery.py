@@ -156,12 +156,22 @@ def test_retries_after_lost_leases_are_bounded_and_back_off(
             run_after__gt=before, run_after__lt=before + timedelta(hours=1)
         ).first()
         if later is not None:
-            delays.append(round((later.run_after - before).total_seconds()))
+            delays.append((later.run_after - before).total_seconds())
             later.delete()
 
     read = _rows(run_id)["read"]
     assert _starts(run_id, "read") == 3
     assert read.status == "failed"
     assert "lost its worker 3 times" in read.error
-    assert delays == [30, 60]
+    # 30 s doubled, each less up to a fifth at random (jitter)
+    assert len(delays) == 2 and 23.9 <= delays[0] <= 30.1 and 47.9 <= delays[1] <= 60.1
     assert Run.objects.get(pk=run_id).status == "needs_replan"
+
+
+def test_the_wait_before_a_step_is_started_again_is_capped(settings):
+    settings.FORGE_STEP_LEASE_RETRY_BACKOFF_SECONDS = 1
+    settings.FORGE_STEP_LEASE_RETRY_BACKOFF_MAX_SECONDS = 60
+
+    assert 0.8 <= worker.lease_retry_delay(1) <= 1
+    assert 48 <= worker.lease_retry_delay(7) <= 60  # 64 s, capped
+    assert 48 <= worker.lease_retry_delay(5000) <= 60  # 2**4999 would overflow a float

@@ -120,3 +120,31 @@ def test_an_update_that_changes_nothing_writes_no_audit_event(author):
     forge_user("author", "--role", "author")
 
     assert AuditEvent.objects.count() == 0
+
+
+def test_team_creates_each_team_and_adds_the_user_keeping_other_teams():
+    out, err = forge_user("carol", "--role", "approver", "--team", "finance", "--team", "leads")
+
+    carol = User.objects.get(username="carol")
+    assert sorted(carol.groups.values_list("name", flat=True)) == ["finance", "leads"]
+    assert err == (
+        "created team finance\ncreated team leads\n"
+        "created user carol (approver); teams: finance, leads\n"
+    )
+    assert AuditEvent.objects.filter(action="team.created").count() == 2
+    assert AuditEvent.objects.filter(action="team.joined").count() == 2
+
+    out, err = forge_user("carol", "--team", "security")
+
+    assert sorted(carol.groups.values_list("name", flat=True)) == ["finance", "leads", "security"]
+    assert (
+        err
+        == "created team security\nupdated user carol (approver); teams: finance, leads, security\n"
+    )
+
+
+def test_a_bad_team_name_is_refused_and_nothing_is_saved():
+    with pytest.raises(CommandError, match="is not a team name"):
+        forge_user("carol", "--team", "fin ance")
+
+    assert not User.objects.filter(username="carol").exists()

@@ -22,7 +22,7 @@ from forge.tools import PolicyEngine
 from plans import compilation
 from plans import services as plan_services
 from plans.gate import approval_signer, gate
-from plans.models import Approval, Plan, PlanVersion
+from plans.models import Approval, Plan, PlannerProposal, PlanVersion
 from runs import engine, execution, worker
 from runs.models import Run, RunEvent, StepRun
 
@@ -531,9 +531,13 @@ def scripted_planner(monkeypatch: pytest.MonkeyPatch, settings: Any) -> list:
 
 
 def _generated(client: Any) -> PlanVersion:
+    """Ask for a plan and let a worker answer: the planner's version 1, its asker's draft."""
     answer = _post(client, "/plans/generate", {"goal": "Prepare the supplier risk report"})
-    assert answer.status_code == 201, answer.json()
-    return PlanVersion.objects.get(plan_id=answer.json()["plan"], number=1)
+    assert answer.status_code == 202, answer.json()
+    drain()
+    version = PlannerProposal.objects.get(pk=answer.json()["id"]).version
+    assert version is not None and version.status == "draft"
+    return version
 
 
 @pytest.mark.parametrize(("make", "code"), UNFIT, ids=IDS)
@@ -562,13 +566,21 @@ def test_the_person_who_asked_for_a_plan_cannot_approve_the_planners_version(
     scripted_planner.append(document())
     version = _generated(api_client(ada))
     path = f"/plans/{version.plan_id}/versions/1"
+    run = {"plan_id": version.plan_id, "version": 1}
 
+    # Her draft: nobody can approve it, nothing of it runs, until she submits it.
+    draft_approved = _post(api_client(approver), f"{path}/approve", {})
+    draft_started = _post(api_client(operator), "/runs", run)
+    submitted = _post(api_client(ada), f"/versions/{version.pk}/submit", {})
     own = _post(api_client(ada), f"{path}/approve", {})
-    refused = _post(api_client(ada), "/runs", {"plan_id": version.plan_id, "version": 1})
+    refused = _post(api_client(ada), "/runs", run)
     approved = _post(api_client(approver), f"{path}/approve", {})
-    started = _post(api_client(operator), "/runs", {"plan_id": version.plan_id, "version": 1})
+    started = _post(api_client(operator), "/runs", run)
     drain()
 
+    assert (draft_approved.status_code, draft_approved.json()["code"]) == (409, "not_submitted")
+    assert (draft_started.status_code, draft_started.json()["code"]) == (409, "not_approved")
+    assert submitted.status_code == 200
     assert own.status_code == 403
     assert (refused.status_code, refused.json()["code"]) == (409, "not_approved")
     assert approved.status_code == 200 and started.status_code == 201

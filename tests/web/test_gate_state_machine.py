@@ -3,14 +3,14 @@ no call reaches a runner unless a person other than the version's author approve
 exactly the content that call came from.
 
 The machine edits versions (one author may also be an approver), asks the planner for
-plans (``plans.planning.generate_plan``), lets runs of ``replan: auto`` plans replan on
-the worker and resume when a person approves the planner's version, approves, rejects,
-self-approves and forges approvals around the services, tampers with stored documents,
-starts, cancels and resumes runs, writes replans, lets steps fail (a contract or a
-failing tool), lets workers crash mid-step and restarts them (a fresh process compiles
-what the database holds now), and reconciles what crashed. The runners are wrapped: at
-each call, the oracle below checks the call against what the model knows was approved,
-independently of the gate's own code.
+plans (``plans.generation``: the asker's drafts, submitted or not), lets runs of
+``replan: auto`` plans replan on the worker and resume when a person approves the
+planner's version, approves, rejects, self-approves and forges approvals around the
+services, tampers with stored documents, starts, cancels and resumes runs, writes
+replans, lets steps fail (a contract or a failing tool), lets workers crash mid-step and
+restarts them (a fresh process compiles what the database holds now), and reconciles
+what crashed. The runners are wrapped: at each call, the oracle below checks the call
+against what the model knows was approved, independently of the gate's own code.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from forge.plan import content_hash, from_data
 from forge.runners import builtin_runners
 from forge.runtime import ToolExecutor
 from forge.tools import PolicyEngine
-from plans import compilation, planning
+from plans import compilation, generation, planning
 from plans import services as plans
 from plans.gate import approval_signer, gate
 from plans.models import Approval, PlanVersion
@@ -51,6 +51,7 @@ from runs import engine, execution, worker
 from runs import services as runs
 from runs.engine import locked_run
 from runs.models import Run, StepRun
+from tests.examples import examples
 
 from .runs_helpers import drain
 
@@ -190,15 +191,20 @@ class GateMachine(RuleBasedStateMachine):
         version = plans.create_version(self.plan, self.people[by], document)
         self.versions.append(version.pk)
 
-    @rule(by=st.sampled_from(["author", "ada"]))
-    def generate(self, by: str) -> None:
-        """A person asks the planner for a plan (POST /plans/generate's service)."""
+    @rule(by=st.sampled_from(["author", "ada"]), submit=st.booleans())
+    def generate(self, by: str, submit: bool) -> None:
+        """A person asks the planner for a plan (POST /plans/generate, then the worker's
+        task): version 1 of a new plan, their draft, which they may submit for review."""
         try:
-            proposal = planning.generate_plan(self.people[by], "Prepare the report")
+            proposal = generation.start(self.people[by], "Prepare the report")
+            generation.answer(proposal.pk)
         except EXPECTED:
             return
-        assert proposal.version is not None
+        proposal.refresh_from_db()
+        assert proposal.version is not None and proposal.version.status == "draft"
         self.versions.append(proposal.version.pk)
+        if submit:
+            plans.submit_version(proposal.version, self.people[by])
 
     @rule(data=st.data(), by=st.sampled_from(["approver", "ada"]))
     def approve(self, data: st.DataObject, by: str) -> None:
@@ -403,10 +409,11 @@ def test_no_unapproved_call_reaches_a_runner_whatever_happens(
         totals["calls"] += len(oracle.calls)
         return GateMachine(people, oracle, tmp_path)
 
+    count = examples(200)
     run_state_machine_as_test(
         machine,
         settings=hypothesis_settings(
-            max_examples=200,
+            max_examples=count,
             stateful_step_count=12,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -414,4 +421,5 @@ def test_no_unapproved_call_reaches_a_runner_whatever_happens(
         ),
     )
     # The machine did run steps: an invariant over no calls would prove nothing.
-    assert totals["calls"] + len(oracle.calls) > 20
+    # CI's 200 examples make well over 20 calls; a developer's 40 random ones may make few.
+    assert totals["calls"] + len(oracle.calls) > (20 if count >= 200 else 0)

@@ -55,7 +55,8 @@ def test_home_lists_what_needs_each_person_with_counts_and_links(
     assert "plans_with_errors" not in mine  # approvers do not edit plans
 
     theirs = _sections(api_client(operator))
-    assert set(theirs) == {"running", "failed"}
+    assert set(theirs) == {"reconcile", "running", "failed"}
+    assert theirs["reconcile"]["count"] == 0
     assert [i["url"] for i in theirs["running"]["items"]] == [f"/runs/{paused_run.pk}/"]
     assert [i["url"] for i in theirs["failed"]["items"]] == [f"/runs/{failed_run.pk}/"]
     assert theirs["failed"]["items"][0]["status"] == "needs_replan"

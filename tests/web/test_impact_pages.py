@@ -15,6 +15,14 @@ from plans.models import PlanVersion
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _reaches_the_api(settings):
+    # The plans below POST to api.example.com: this deployment lets http_request reach it
+    # (otherwise they would not compile: host_not_allowed).
+    settings.FORGE_HTTP_ALLOWED_HOSTS = ["api.example.com"]
+
+
 FETCH = {
     "id": "fetch",
     "description": "Fetch the supplier list",

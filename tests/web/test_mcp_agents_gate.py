@@ -12,7 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
+from accounts import teams
 from audit.models import AuditEvent
+from plans import services as plan_services
 from plans.models import Plan, PlanVersion
 from runs.models import Run
 
@@ -165,3 +167,41 @@ def test_a_viewers_token_reads_through_mcp_but_submits_and_starts_nothing(
     assert Plan.objects.count() == 1
     assert not Run.objects.exists()
     assert runner_calls == []
+
+
+WRITES_NEED_FINANCE = """\
+schema: forge.rules/v1
+rules:
+  - id: writes
+    when: {side_effect: [write]}
+    require: {team: finance}
+"""
+
+
+def test_under_approval_rules_an_agent_learns_what_its_plan_waits_for_and_cannot_start_it(
+    agent, approver, make_user, token_for, runner_calls, approval_rules
+):
+    approval_rules(WRITES_NEED_FINANCE)
+    carol = make_user("carol", "approver")
+    teams.join_teams(carol, ["finance"], actor="test")
+    token = token_for(agent)
+    submitted = submit(token)
+    ids = {"plan_id": submitted["plan_id"], "version": submitted["version"]}
+    version = PlanVersion.objects.get(plan_id=ids["plan_id"], number=ids["version"])
+    plan_services.approve(version, approver, "fine by me")  # counts toward no rule
+
+    waited = answer(call(token, "wait_for_approval", {**ids, "timeout_s": 0}))
+    started = call(token, "start_run", ids)
+
+    assert (waited["timed_out"], waited["status"]) == (True, "awaiting_approval")
+    assert waited["next"] == (
+        "A person must decide (rule writes needs 1 of finance): call wait_for_approval with "
+        f"plan_id={ids['plan_id']}, version=1."
+    )
+    assert (started.is_error, answer(started)["error"]["code"]) == (True, "not_approved")
+    assert not Run.objects.exists()
+
+    plan_services.approve(version, carol, "finance agrees")
+    started = answer(call(token, "start_run", ids))
+    drain()
+    assert Run.objects.get(pk=started["run_id"]).status == "succeeded"

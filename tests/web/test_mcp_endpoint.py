@@ -34,7 +34,11 @@ def test_a_request_without_a_bearer_token_is_401_with_a_challenge():
     status, headers, body = raw_post(endpoint(), MCP_HEADERS)
 
     assert status == 401
-    assert headers["www-authenticate"] == 'Bearer realm="forge"'
+    # Where a host that speaks MCP's authorization flow finds Forge's OAuth server.
+    assert headers["www-authenticate"] == (
+        'Bearer realm="forge", resource_metadata='
+        '"http://testserver/.well-known/oauth-protected-resource/mcp"'
+    )
     assert body == {
         "detail": "An API token is required: Authorization: Bearer <token>",
         "code": "not_authenticated",
@@ -55,7 +59,10 @@ def test_an_unknown_revoked_or_inactive_users_token_is_401_as_the_api_says(
         )
 
         assert status == 401
-        assert headers["www-authenticate"] == 'Bearer realm="forge"'
+        assert headers["www-authenticate"] == (
+            'Bearer realm="forge", error="invalid_token", resource_metadata='
+            '"http://testserver/.well-known/oauth-protected-resource/mcp"'
+        )
         assert body == {"detail": "Invalid or revoked API token", "code": "not_authenticated"}
 
 

@@ -36,6 +36,7 @@ from plans import services as plans
 from plans.gate import approval_signer
 from plans.models import Approval, PlanVersion
 from runs import engine, execution, worker
+from tests.examples import examples
 
 from .mcp_helpers import answer, call
 from .runs_helpers import drain
@@ -176,7 +177,7 @@ def test_nothing_an_agent_does_through_mcp_runs_what_another_person_did_not_appr
     run_state_machine_as_test(
         lambda: AgentMachine(people, tokens, clients, oracle, tmp_path),
         settings=hypothesis_settings(
-            max_examples=25,
+            max_examples=examples(25),
             stateful_step_count=8,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

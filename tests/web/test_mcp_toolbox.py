@@ -50,6 +50,8 @@ def test_get_tools_lists_each_mcp_tool_with_its_schema_and_annotated_side_effect
         "name": "ledger.delete_entry",
         "description": "Delete an entry for good.",
         "args_schema": {
+            # MCP's default dialect, said so that its keywords are enforced
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {"key": {"title": "Key", "type": "string"}},
             "required": ["key"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEvent
+from forge.runtime.gate import AuthorCannotDecide
 from reviews import queue as review
 from runs import services
 from runs.models import Run
@@ -43,7 +44,9 @@ def test_a_run_pauses_after_a_reviewed_milestone_and_goes_on_after_the_review(
     run = paused_run(author, approver, operator)
 
     assert run.status == "awaiting_approval"
-    assert run.blocked_reason == "milestone 'facts' waits for a person's review"
+    assert run.blocked_reason == (
+        "milestone 'facts' waits for review by an approver who did not write this version"
+    )
     assert run.steps.get(step_id="write").status == "pending"
 
     services.review_milestone(run, "facts", approver, "48 is what sales reported")
@@ -59,13 +62,12 @@ def test_a_run_pauses_after_a_reviewed_milestone_and_goes_on_after_the_review(
 
 
 def test_the_author_of_the_version_cannot_review_its_milestone(make_user, approver, operator):
-    from django.core.exceptions import PermissionDenied
-
     both = make_user("both", "author", "approver")  # writes the plan, and approves others'
     run = paused_run(both, approver, operator)
 
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(AuthorCannotDecide) as refused:  # the core's four eyes
         services.review_milestone(run, "facts", both)
+    assert refused.value.code == "self_approval"
     run.refresh_from_db()
     assert run.status == "awaiting_approval"
 

@@ -22,11 +22,12 @@ from schemathesis.checks import not_a_server_error
 
 from forge.plan import from_data
 from plans import services
+from tests.examples import examples
 
-MAX_EXAMPLES = 20
+MAX_EXAMPLES = examples(20)
 SEED = 20_261_130
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import pytest
+import yaml
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from django.test import override_settings
@@ -43,6 +44,7 @@ def summary(version, **fields):
         "has_errors": version.has_errors,
         "content_hash": version.content_hash,
         "parent": version.parent.number if version.parent_id else None,
+        "superseded_by": version.superseded_by.number if version.superseded_by_id else None,
         "replan_reason": version.replan_reason,
         "note": version.note,
         "author": version.author.username,
@@ -68,13 +70,36 @@ def full(version, **fields):
                 "decision": approval.decision,
                 "comment": approval.comment,
                 "content_hash": version.content_hash,
+                "teams": [],
                 "created_at": json_time(approval.created_at),
             }
             for approval in version.approvals.all()
         ],
+        "rules": [_default_rule(version)],
+        "not_counted": [],
+        "waiting_for": WAITS if version.status == "awaiting_approval" else [],
         "performed_side_effects": version.performed_side_effects,
         **fields,
     }
+
+
+# What a version awaiting approval lacks without approval rules (four eyes alone).
+WAITS = ["rule default needs 1 person"]
+
+
+def _default_rule(version, approved_by=None):
+    """Without approval rules, one rule: one person other than the author, counted from
+    the approvals since the latest stop."""
+    if approved_by is None:
+        approved_by = []
+        for approval in version.approvals.all():
+            approved_by = (
+                [*approved_by, approval.reviewer.username]
+                if (approval.decision == "approved")
+                else []
+            )
+    return {"id": "default", "description": "when no rule matches", "team": None,
+            "required": 1, "approved_by": approved_by, "satisfied": bool(approved_by)}  # fmt: skip
 
 
 # --- POST /plans --------------------------------------------------------------------------
@@ -109,6 +134,7 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
             "has_errors": False,
             "content_hash": content_hash(from_data(document)),
             "parent": None,
+            "superseded_by": None,
             "replan_reason": "",
             "note": "first",
             "author": "author",
@@ -119,6 +145,9 @@ def test_importing_a_document_answers_201_with_version_1_and_its_diagnostics(
             "layout": {},
             "diagnostics": [],
             "approvals": [],
+            "rules": [_default_rule(version, [])],
+            "not_counted": [],
+            "waiting_for": WAITS,
             "performed_side_effects": [],
         },
     }
@@ -213,7 +242,8 @@ def test_a_document_over_the_size_limit_is_a_413_naming_the_limit(
     assert response.status_code == 413
     size = len(canonical_json(to_data(from_data(plan_document()))).encode())
     assert response.json() == {
-        "detail": f"document is {size} bytes, over the limit of 200 bytes (max_bytes)",
+        "detail": f"document is {size} bytes, over the limit of 200 bytes "
+        "(max_bytes; FORGE_MAX_PLAN_BYTES sets it)",
         "code": "document_too_large",
     }
 
@@ -240,9 +270,85 @@ def test_a_document_over_the_step_limit_is_a_400_naming_the_limit(
 
     assert response.status_code == 400
     assert response.json() == {
-        "detail": "document has 2 steps, over the limit of 1 steps (max_steps)",
+        "detail": "document has 2 steps, over the limit of 1 steps "
+        "(max_steps; FORGE_MAX_PLAN_STEPS sets it)",
         "code": "too_many_steps",
     }
+
+
+def rich_plan(step_count, keys):
+    """A chain of echo steps of 12 + 2 * ``keys`` nodes each (the first, 11 + 2 * ``keys``)."""
+    return {
+        "goal": "long",
+        "steps": [
+            {"id": f"s{n}", "description": "say it", "tool": "echo",
+             "depends_on": [f"s{n - 1}"] if n else [], "args": {f"k{k}": k for k in range(keys)}}
+            for n in range(step_count)
+        ],
+    }  # fmt: skip
+
+
+def plan_body(path, data, given):
+    """The body of a compile or a new plan, the plan given as a document or as source."""
+    if given == "document":
+        body = {"document": data}
+    else:
+        body = {
+            "format": given,
+            "source": json.dumps(data) if given == "json" else yaml.safe_dump(data),
+        }
+    return {"name": "Long", **body} if path == "/api/v1/plans" else body
+
+
+LIMITED = "/api/v1/compile", "/api/v1/plans"
+GIVEN = "document", "json", "yaml"
+
+
+# 200 steps allowed: 10,000 nodes. The plan of the issue (10,000 steps of about 35 nodes
+# against the default 5,000 steps) in small: 300 steps of 44 nodes, 13,204 nodes.
+@override_settings(FORGE_MAX_PLAN_STEPS=200)
+@pytest.mark.parametrize("given", GIVEN)
+@pytest.mark.parametrize("path", LIMITED)
+def test_a_long_plan_is_refused_for_its_steps_naming_the_setting_not_for_its_nodes(
+    api_client, author, path, given
+):
+    response = post(api_client(author), path, plan_body(path, rich_plan(300, 16), given))
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "too_many_steps"
+    assert response.json()["detail"].endswith(
+        "over the limit of 200 steps (max_steps; FORGE_MAX_PLAN_STEPS sets it)"
+    )
+    assert Plan.objects.count() == 0
+
+
+@override_settings(FORGE_MAX_PLAN_STEPS=200)
+@pytest.mark.parametrize("given", GIVEN)
+@pytest.mark.parametrize("path", LIMITED)
+def test_a_plan_of_steps_too_rich_is_refused_for_its_nodes_naming_the_step_setting(
+    api_client, author, path, given
+):
+    # 100 steps of 132 nodes: 13,204 nodes
+    response = post(api_client(author), path, plan_body(path, rich_plan(100, 60), given))
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "too_many_nodes"
+    assert response.json()["detail"].endswith(
+        "over the limit of 10000 (max_nodes; FORGE_MAX_PLAN_STEPS sets it)"
+    )
+
+
+@override_settings(FORGE_MAX_PLAN_STEPS=300)
+@pytest.mark.parametrize("given", GIVEN)
+def test_the_node_limit_follows_the_step_limit_as_the_clis_does(api_client, author, given):
+    """Allowed 300 steps, the API reads 15,000 nodes, as ``forge compile --max-steps 300``
+    does: the plan refused above compiles."""
+    path = "/api/v1/compile"
+    response = post(api_client(author), path, plan_body(path, rich_plan(300, 16), given))
+
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["ok"] is True
+    assert len(response.json()["graph"]["nodes"]) == 300
 
 
 def test_text_a_database_cannot_store_is_refused_before_it_reaches_one(
@@ -394,8 +500,10 @@ def test_the_versions_of_a_plan_are_listed_newest_first(api_client, viewer, auth
 
     response = api_client(viewer).get(f"/api/v1/plans/{first.plan_id}/versions")
 
+    first.refresh_from_db()  # superseded by the second, submitted while it waited
     assert response.status_code == 200
     assert response.json() == {"count": 2, "items": [summary(second), summary(first)]}
+    assert (first.status, first.superseded_by_id) == ("superseded", second.pk)
 
 
 def test_a_version_shows_document_diagnostics_approvals_and_side_effects(
@@ -433,6 +541,9 @@ def test_saving_a_new_version_answers_201_with_it(api_client, author, make_plan,
         "layout": {},
         "diagnostics": [],
         "approvals": [],
+        "rules": [_default_rule(second, [])],
+        "not_counted": [],
+        "waiting_for": WAITS,
         "performed_side_effects": [],
     }
     assert Plan.objects.get().latest_version == second
@@ -495,7 +606,10 @@ def test_approving_answers_the_approval(api_client, approver, author, make_plan)
         "decision": "approved",
         "comment": "ship it",
         "content_hash": version.content_hash,
+        "teams": [],
         "created_at": json_time(approval.created_at),
+        "version_status": "approved",
+        "waiting_for": [],
     }
     assert PlanVersion.objects.get(pk=version.pk).status == "approved"
 
@@ -514,6 +628,7 @@ def test_rejecting_answers_the_rejection(api_client, approver, author, make_plan
         "by_policy": False,
         "comment": "",
         "content_hash": version.content_hash,
+        "teams": [],
         "created_at": json_time(approval.created_at),
     }
     assert PlanVersion.objects.get(pk=version.pk).status == "rejected"
@@ -555,6 +670,7 @@ def test_a_version_with_compile_errors_cannot_be_approved(api_client, approver, 
                 "message": "step 'a' uses unknown tool 'nope'",
                 "nodes": ["a"],
                 "edges": [],
+                "hint": "did you mean `noop`?",
             }
         ],
     }
@@ -721,6 +837,7 @@ def test_compile_answers_ok_diagnostics_and_graph_and_saves_nothing(
         "impact": {
             "steps": 2,
             "scopes": ["compute", "file_read"],
+            "tools": ["echo", "file_read"],
             "side_effects": {"none": 1, "read": 1},
             "agent_steps": 0,
             "hosts": [],
@@ -885,7 +1002,7 @@ def test_a_diagnostic_with_a_fix_says_how_and_others_carry_no_hint(api_client, a
         "goal": "Sketched in the editor",
         "steps": [
             {"id": "a", "description": "Read the notes file"},
-            {"id": "b", "description": "Call it", "depends_on": ["a"], "tool": "nope"},
+            {"id": "b", "description": "Call it", "depends_on": ["a"], "tool": "teleport"},
         ],
     }
     response = post(api_client(author), "/api/v1/compile", {"document": document})

@@ -122,12 +122,14 @@ def test_import_review_diff_export_and_audit_through_the_api(token_for, author, 
         ("author", "plan_version.exported", 2),
         ("author", "plan.diffed", None),
         ("approver", "plan_version.approved", 2),
+        ("author", "plan_version.superseded", 1),  # v1 waited for review when v2 came
         ("author", "plan_version.created", 2),
         ("author", "plan_version.created", 1),
         ("author", "plan.created", None),
     ]
     assert trail["items"][0]["payload"]["format"] == "mermaid"
     assert trail["items"][1]["payload"] == {"plan": plan_id, "from": 1, "to": 2}
-    assert trail["items"][4]["payload"]["diagnostic_codes"] == sorted(
+    assert trail["items"][3]["payload"]["superseded_by"] == 2
+    assert trail["items"][5]["payload"]["diagnostic_codes"] == sorted(
         {d["code"] for d in diagnostics}
     )

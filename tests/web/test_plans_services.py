@@ -179,6 +179,19 @@ def test_approval_records_the_decision_and_audits_it(author, approver, make_plan
         "approved_hash": version.content_hash,
         "previous_status": "awaiting_approval",
         "status": "approved",
+        "teams": [],
+        "rules_version": 0,
+        "rules": [
+            {
+                "id": "default",
+                "description": "when no rule matches",
+                "team": None,
+                "required": 1,
+                "approved_by": ["approver"],
+                "satisfied": True,
+            }
+        ],
+        "not_counted": [],
     }
     assert (approval.content_hash, len(approval.signature)) == (version.content_hash, 64)
 

@@ -13,6 +13,8 @@ import pytest
 from forge.plan import from_data
 from plans import services as plan_services
 from reviews import queue as review
+from reviews.budget import budget_rows
+from reviews.replan_story import replan_story
 from runs import services
 from runs.models import Run, RunEvent
 from runs.previews import preview_view
@@ -132,7 +134,7 @@ def test_the_queue_offers_only_submitted_compiling_versions_by_someone_else(
     assert b"1 version you wrote waits for another approver." in response.content
 
 
-def test_a_version_is_compared_with_the_last_approved_version_before_it(author, approver, client):
+def test_a_version_is_compared_with_the_last_version_a_person_decided_on(author, approver, client):
     v1 = plan_services.create_plan(author, "Board", document())
     plan_services.approve(v1, approver)
     v2 = plan_services.create_version(v1.plan, author, document(), note="unapproved")
@@ -148,13 +150,15 @@ def test_a_version_is_compared_with_the_last_approved_version_before_it(author, 
     graph = page_data(response, "review-data")["graphs"][f"version-{v3.pk}"]
 
     assert item_keys(response) == [f"version-{v3.pk}"]
-    assert graph["baseline"] == 1
+    assert graph["baseline"] == 2  # rejected: the last version an approver saw
     assert graph["diff"]["added_steps"] == ["tell"]
     assert [c["id"] for c in graph["diff"]["changed_steps"]] == ["collect"]
     assert graph["from"]["steps"][0]["args"] == {"n": 1}
     body = response.content.decode()
-    assert "Changes since v1" in body
+    assert "Changes since v2 <span" in body and "(rejected)" in body
     assert "args.n: 1 → 2" in body
+    # Drift is from the last approved version, v1.
+    assert "Drift from v1" in body
     assert "Approval before &#x27;file_write&#x27; is no longer required" in body
 
 
@@ -192,14 +196,17 @@ def test_a_version_item_holds_risk_scopes_pauses_and_the_budget_estimate(author,
 
 
 def test_an_estimate_over_the_budget_is_flagged():
-    rows = review.budget_estimate(
-        {
-            "budget": {"max_tokens": 100},
-            "steps": [
-                {"id": "a", "estimate": {"tokens": 80}},
-                {"id": "b", "estimate": {"tokens": 30}},
-            ],
-        }
+    rows = budget_rows(
+        from_data(
+            {
+                "goal": "g",
+                "budget": {"max_tokens": 100},
+                "steps": [
+                    {"id": "a", "tool": "noop", "estimate": {"tokens": 80}},
+                    {"id": "b", "tool": "noop", "estimate": {"tokens": 30}},
+                ],
+            }
+        )
     )
 
     assert [
@@ -210,6 +217,28 @@ def test_an_estimate_over_the_budget_is_flagged():
         ("cost", 0.0, None, False),
         ("estimated", None, None, None),
     ]
+
+
+def test_the_card_shows_the_compiler_s_figures_so_costs_that_sum_to_the_limit_are_not_over(
+    author, approver
+):
+    # 0.1 + 0.2 is 0.30000000000000004 in floats: the compiler rounds the sum, and so must
+    # the card, or it says "over budget" where the compiler warns of nothing.
+    steps = [
+        {"id": "a", "description": "Fetch the orders", "tool": "echo", "args": {"n": 1},
+         "estimate": {"cost": 0.1}},
+        {"id": "b", "description": "Score the orders", "tool": "echo", "args": {"n": 2},
+         "depends_on": ["a"], "estimate": {"cost": 0.2}},
+    ]  # fmt: skip
+    version = plan_services.create_plan(
+        author, "Costs", from_data({"goal": "g", "budget": {"max_cost": 0.3}, "steps": steps})
+    )
+    assert "budget_exceeded_statically" not in {d["code"] for d in version.diagnostics}
+
+    [item] = review.queue_for(approver).versions
+
+    [cost] = [row for row in item["budget"] if row["name"] == "cost"]
+    assert (cost["estimate"], cost["limit"], cost["over"]) == (0.3, 0.3, False)
 
 
 def test_the_queue_shows_a_waiting_step_with_its_exact_arguments_and_hash(
@@ -388,7 +417,7 @@ def test_the_replan_story_names_the_failure_the_sets_the_resume_and_the_drift(
 ):
     run = replanned(author, approver, operator)
 
-    story = review.replan_story(run)
+    story = replan_story(run)
 
     assert [v["number"] for v in story["versions"]] == [1, 2]
     assert story["versions"][1]["planner"] == "scripted:fixer"
@@ -464,7 +493,7 @@ def test_a_waiting_replan_lists_the_newer_versions(author, approver, operator, c
     client.force_login(operator)
 
     response = client.get(f"/runs/{run.pk}/replans/?replan=7")
-    story = review.replan_story(Run.objects.get(pk=run.pk))
+    story = replan_story(Run.objects.get(pk=run.pk))
 
     assert story["pending"] is True
     assert [v["number"] for v in story["newer"]] == [2]

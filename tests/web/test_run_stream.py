@@ -228,3 +228,37 @@ async def test_events_ready_at_once_leave_in_one_message_as_an_array(author, app
 
     assert [event["seq"] for event in message] == [1, 2, 3]
     await watcher.disconnect()
+
+
+@pytest.mark.asyncio
+async def test_a_watcher_is_told_to_come_back_later_while_the_database_is_away(
+    author, approver, viewer, monkeypatch, caplog
+):
+    import logging
+
+    import psycopg
+    from django.db import OperationalError
+
+    from accounts.outages import DATABASE
+    from runs import consumers
+
+    run = await _run(author, approver)
+
+    async def refused(run_id: int) -> bool:
+        raise OperationalError("connection refused") from psycopg.OperationalError("refused")
+
+    monkeypatch.setattr(consumers, "run_exists", refused)
+    caplog.set_level(logging.INFO)
+    DATABASE.recovered()
+    closes = []
+    for _ in range(3):
+        communicator = WebsocketCommunicator(RunEventsConsumer.as_asgi(), f"/ws/runs/{run.pk}/")
+        communicator.scope["user"] = viewer
+        communicator.scope["url_route"] = {"kwargs": {"run_id": run.pk}}
+        await communicator.connect()
+        closes.append(await communicator.receive_output(timeout=5))
+    DATABASE.recovered()
+
+    assert closes == [{"type": "websocket.close", "code": 1013}] * 3
+    assert len([r for r in caplog.records if r.name == "forge.outages"]) == 2  # away, back
+    assert not [r for r in caplog.records if r.exc_info]

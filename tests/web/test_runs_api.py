@@ -202,6 +202,31 @@ def test_a_step_needing_approval_waits_and_runs_once_another_person_approves_it(
     assert (workspaces / f"run-{run_id}" / "report.md").exists()
 
 
+def test_a_check_that_cannot_be_evaluated_on_the_worker_makes_the_step_invalid(
+    author, approver, operator, api_client
+):
+    steps = [
+        {
+            "id": "inspect",
+            "description": "Read the supplier's name",
+            "tool": "echo",
+            "args": {"name": "Initech"},
+            "done_when": {"checks": ["contains(supplier, 'ACME')"]},
+        }
+    ]
+    version = approved_version(author, approver, steps)
+    client = api_client(operator)
+    run_id = _start(client, version).json()["id"]
+    drain()
+
+    run = client.get(f"/api/v1/runs/{run_id}").json()
+    assert run["status"] == "needs_replan"
+    (step,) = run["steps"]
+    assert step["status"] == "invalid"
+    (error,) = step["verdict"]["errors"]
+    assert "contains(supplier, 'ACME') with supplier = null: cannot be evaluated" in error
+
+
 def test_a_failed_contract_needs_a_replan_and_resuming_never_reruns_preserved_steps(
     author, approver, operator, api_client
 ):

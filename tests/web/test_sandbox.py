@@ -105,6 +105,7 @@ def test_the_check_is_quiet_with_a_working_bubblewrap(settings, require_service)
     assert sandbox_check() == []
 
 
+@pytest.mark.django_db  # the model checks ask the database what it supports (JSON fields)
 def test_manage_py_check_runs_the_sandbox_check(settings, no_bwrap_on_path):
     settings.FORGE_SANDBOX = "bwrap"
     errors = io.StringIO()

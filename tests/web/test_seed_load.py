@@ -1,4 +1,4 @@
-"""``manage.py forge_seed_load``: a history for load tests that pages and metrics can read."""
+"""``bench.seed_load``: a history for load tests that pages and metrics can read."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import verify
+from bench.seed_load import NotEmpty, load
 from runs import metrics
 from runs.models import Run, RunEvent, StepRun
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def seed(**options):
     out = io.StringIO()
     options = {"runs": 60, "audit_events": 800, "days": 10, **options}
-    call_command("forge_seed_load", stdout=out, **options)
+    load(out=out, **options)
     return out.getvalue()
 
 
@@ -72,5 +72,5 @@ def test_its_history_gives_every_metric_a_value():
 def test_it_refuses_a_database_that_already_has_a_trail():
     seed(runs=5, audit_events=50)
 
-    with pytest.raises(CommandError, match="fills an empty database, and this one has 50"):
+    with pytest.raises(NotEmpty, match="fills an empty database, and this one has 50"):
         seed(runs=5, audit_events=50)

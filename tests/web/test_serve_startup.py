@@ -17,7 +17,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from forge_web.mcp_startup import DeferredMcp
-from runs.management.commands.forge_serve import check_port_free, wait_until_answering
+from runs.management.commands.forge_serve import (
+    Supervised,
+    check_port_free,
+    wait_until_answering,
+)
 
 
 def test_a_busy_port_is_one_line_naming_it_and_another_port():
@@ -199,4 +203,51 @@ def test_the_site_loads_without_the_mcp_sdk():
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
-    assert result.stdout.strip().splitlines()[-1] == "['forge_web.mcp_startup']"
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert loaded == "['forge_web.mcp_path', 'forge_web.mcp_startup']"
+
+
+class _Process:
+    """A worker process as ``Supervised`` sees it: running until it is told to stop."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.status: int | None = None
+
+    def poll(self) -> int | None:
+        return self.status
+
+
+def test_a_worker_that_stops_is_started_again_after_a_growing_backoff_one_line_each():
+    started: list[_Process] = []
+
+    def start(argv: list[str]) -> Any:
+        started.append(_Process(100 + len(started)))
+        return started[-1]
+
+    lines: list[str] = []
+    worker = Supervised(["manage.py", "forge_worker"], start=start)
+    now = 0.0
+    worker.check(now, lines.append)
+    assert len(started) == 1 and lines == []
+
+    started[0].status = 1  # it gave up on the database (FORGE_DB_OUTAGE_SECONDS)
+    worker.check(now, lines.append)
+    worker.check(now, lines.append)
+    assert lines[0].startswith("a worker (pid 100) stopped with exit status 1; starting it again")
+    assert len(lines) == 1 and len(started) == 1
+    now += 1.0  # RESTART's first delay, at most
+    worker.check(now, lines.append)
+    assert len(started) == 2
+
+    started[1].status = -9
+    worker.check(now, lines.append)
+    first, second = (float(line.rsplit(" in ", 1)[1].split()[0]) for line in lines)
+    assert second > first  # stopping again at once waits longer
+    now += 2.0
+    worker.check(now, lines.append)
+    assert len(started) == 3 and len(lines) == 2
+
+    now += 61  # a stable run: the next stop waits the first delay again
+    worker.check(now, lines.append)
+    assert worker.restarts == 0

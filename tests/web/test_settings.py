@@ -16,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connections, transaction
 from django.db.utils import ConnectionHandler
 
-from forge_web.databases import database_from_url
+from forge_web.databases import PoolSize, database_from_url
 from forge_web.env import envbool, envchoice, envint, envlist
 
 ROOT = Path(django_settings.BASE_DIR)
@@ -33,6 +33,15 @@ FORGE_VARIABLES = (
     "ALLOWED_HOSTS",
     "REDIS_URL",
     "DATABASE_URL",
+    "FORGE_API_RATE",
+    "FORGE_API_COMPILE_RATE",
+    "FORGE_API_ANON_RATE",
+    "FORGE_TEST_DATABASE_NAME",
+    "FORGE_DB_POOL",
+    "FORGE_DB_POOL_MIN",
+    "FORGE_DB_POOL_MAX",
+    "FORGE_DB_POOL_TIMEOUT",
+    "CONN_MAX_AGE",
 )
 
 
@@ -121,11 +130,67 @@ def test_sqlite_transactions_take_the_write_lock_when_they_begin(sqlite_file):
             pass
 
 
-def test_postgres_keeps_connections_and_checks_them():
+def test_postgres_without_a_pool_keeps_connections_and_checks_them():
     config = database_from_url("postgres://forge@db.example.com:5432/forge", conn_max_age=300)
 
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (300, True)
+    assert "pool" not in config.get("OPTIONS", {})
+
+
+def test_postgres_with_a_pool_borrows_connections_and_keeps_none_per_thread():
+    config = database_from_url(
+        "postgres://forge@db.example.com:5432/forge",
+        conn_max_age=300,
+        pool=PoolSize(min_size=1, max_size=7, timeout_s=4.0),
+    )
+
+    assert config["ENGINE"] == "forge_web.postgresql"
+    assert (config["CONN_MAX_AGE"], config["CONN_HEALTH_CHECKS"]) == (0, True)
+    assert config["OPTIONS"]["pool"] == {
+        "min_size": 1,
+        "max_size": 7,
+        "timeout": 4.0,
+        "reconnect_timeout": 1.0,
+    }
+
+
+def test_sqlite_has_no_pool_whatever_the_settings():
+    config = database_from_url("sqlite:///x.sqlite3", pool=PoolSize(2, 10, 10.0))
+
+    assert config["ENGINE"] == "forge_web.sqlite"
+    assert config["CONN_MAX_AGE"] == 0
+    assert "pool" not in config["OPTIONS"]
+
+
+def test_the_pool_is_on_for_postgres_by_default_and_sized_by_settings(load_settings):
+    pooled = load_settings(
+        DATABASE_URL="postgres://forge@db.example.com/forge",
+        FORGE_DB_POOL_MIN="3",
+        FORGE_DB_POOL_MAX="12",
+        FORGE_DB_POOL_TIMEOUT="2.5",
+    )["DATABASES"]["default"]
+    unpooled = load_settings(
+        DATABASE_URL="postgres://forge@db.example.com/forge", FORGE_DB_POOL="0"
+    )["DATABASES"]["default"]
+
+    assert pooled["CONN_MAX_AGE"] == 0
+    assert pooled["OPTIONS"]["pool"]["min_size"] == 3
+    assert pooled["OPTIONS"]["pool"]["max_size"] == 12
+    assert pooled["OPTIONS"]["pool"]["timeout"] == 2.5
+    assert unpooled["ENGINE"] == "django.db.backends.postgresql"
+    assert unpooled["CONN_MAX_AGE"] == 600
+
+
+def test_a_pool_whose_least_exceeds_its_most_is_refused_by_name(load_settings):
+    with pytest.raises(ImproperlyConfigured, match="FORGE_DB_POOL_MIN .* FORGE_DB_POOL_MAX"):
+        load_settings(
+            DATABASE_URL="postgres://forge@db.example.com/forge",
+            FORGE_DB_POOL_MIN="5",
+            FORGE_DB_POOL_MAX="4",
+        )
+    with pytest.raises(ValueError, match="max_size >= 1"):
+        PoolSize(0, 0, 1.0)
 
 
 def test_the_default_database_is_sqlite_next_to_the_code(load_settings):
@@ -133,6 +198,16 @@ def test_the_default_database_is_sqlite_next_to_the_code(load_settings):
 
     assert database["NAME"] == str(ROOT / "db.sqlite3")
     assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+def test_a_test_run_may_name_its_own_test_database(load_settings):
+    named = load_settings(
+        DATABASE_URL="postgres://forge@db.example.com:5432/forge",
+        FORGE_TEST_DATABASE_NAME="test_forge_ci_7",
+    )["DATABASES"]["default"]
+
+    assert named["TEST"] == {"NAME": "test_forge_ci_7"}
+    assert "TEST" not in load_settings()["DATABASES"]["default"]
 
 
 # --- Channels ---------------------------------------------------------------------------
@@ -173,6 +248,44 @@ def test_channels_stay_in_memory_without_redis(load_settings):
         load_settings()["CHANNEL_LAYERS"]["default"]["BACKEND"]
         == "channels.layers.InMemoryChannelLayer"
     )
+
+
+# --- Request rates and the cache that counts them ----------------------------------------
+
+
+def test_the_api_rates_have_defaults_and_may_be_set_or_turned_off(load_settings):
+    default = load_settings()
+    tuned = load_settings(
+        FORGE_API_RATE="20/10s", FORGE_API_COMPILE_RATE="", FORGE_API_ANON_RATE="5/min"
+    )
+
+    assert (
+        default["FORGE_API_RATE"],
+        default["FORGE_API_COMPILE_RATE"],
+        default["FORGE_API_ANON_RATE"],
+    ) == ("600/min", "120/min", "300/min")
+    assert (
+        tuned["FORGE_API_RATE"],
+        tuned["FORGE_API_COMPILE_RATE"],
+        tuned["FORGE_API_ANON_RATE"],
+    ) == ("20/10s", "", "5/min")
+
+
+@pytest.mark.parametrize("rate", ["600", "600/minute", "0/min", "-1/s", "ten/min", "5/0s"])
+def test_a_rate_that_is_not_one_is_refused_at_start_up(load_settings, rate):
+    with pytest.raises(ImproperlyConfigured, match="FORGE_API_RATE must be a rate"):
+        load_settings(FORGE_API_RATE=rate)
+
+
+def test_the_counts_are_shared_in_redis_when_redis_url_is_set(load_settings):
+    caches = load_settings(REDIS_URL="redis://cache.example.com:6379/1")["CACHES"]
+
+    assert caches["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert caches["default"]["LOCATION"] == "redis://cache.example.com:6379/1"
+
+
+def test_without_redis_each_process_counts_in_its_own_memory(load_settings):
+    assert "CACHES" not in load_settings()  # Django's default: local memory
 
 
 # --- Production mode --------------------------------------------------------------------

@@ -72,3 +72,23 @@ async def test_no_credentials_or_a_forged_session_is_anonymous():
 
     assert not nothing.is_authenticated
     assert not forged.is_authenticated
+
+
+async def test_the_scope_names_the_credential_the_socket_was_opened_with(viewer, token_for):
+    from asgiref.sync import sync_to_async
+
+    from accounts.models import ApiToken
+    from accounts.sockets import Credential
+
+    token = await sync_to_async(token_for)(viewer)
+    cookie = await sync_to_async(_session_cookie)(viewer)
+    stored = await sync_to_async(ApiToken.objects.get)(user=viewer)
+
+    _, by_token = await _user([(b"authorization", f"Bearer {token}".encode())])
+    _, by_session = await _user([(b"cookie", cookie)])
+    _, nobody = await _user([])
+
+    assert by_token.scope["credential"] == Credential(viewer.pk, token_id=stored.pk)
+    session_key = cookie.decode().split("=", 1)[1]
+    assert by_session.scope["credential"] == Credential(viewer.pk, session_key=session_key)
+    assert nobody.scope["credential"] is None

@@ -200,3 +200,34 @@ def test_one_heartbeat_extends_every_held_lease_and_lets_go_of_a_lost_one(
     assert "lost the lease of w1" in caplog.text
     assert worker._key(held[1]) not in worker.HEARTBEATS._held
     worker.HEARTBEATS.release(held[0])
+
+
+@pytest.mark.postgres
+def test_a_steps_statements_send_their_values_apart_from_the_sql(author, approver, operator):
+    """On PostgreSQL the worker's own statements (the run's lock, the batch of writes)
+    bind their values on the server, where the ORM's cursor quotes them into the text."""
+    import psycopg  # a PostgreSQL pass has it
+
+    version = approved_version(author, approver, _chain(3))
+    run = start_run(version, operator)
+    cursors: dict[str, type] = {}
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        cursors[sql] = type(context["cursor"].cursor)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        worker.run_step(run.pk, "s0")
+    assert Run.objects.get(pk=run.pk).status == "succeeded"
+
+    def binds_on_server(sql_start: str) -> set[bool]:
+        return {
+            not issubclass(kind, psycopg.ClientCursor)
+            for sql, kind in cursors.items()
+            if sql.startswith(sql_start)
+        }
+
+    assert binds_on_server('SELECT "id"') == {True}  # the run's lock (runs.sql.Locked)
+    assert binds_on_server('UPDATE "runs_steprun"') == {True}  # claims and results
+    assert binds_on_server('INSERT INTO "runs_runevent"') == {True}
+    assert binds_on_server('SELECT "runs_steprun"."status"') == {False}  # the ORM's own

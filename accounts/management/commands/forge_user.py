@@ -1,6 +1,10 @@
 """Create or update a user with roles; optionally print a new API token for scripts.
 
     python manage.py forge_user ci-bot --role operator --token
+    python manage.py forge_user carol --role approver --team finance --team leads
+
+``--team`` adds the user to a team (repeat for several), creating the team when it does
+not exist yet; the user's other teams are kept.
 
 With ``--token`` the token is the only thing written to standard output (one line), so
 ``TOKEN=$(python manage.py forge_user ... --token)`` captures it; everything else goes
@@ -15,7 +19,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from accounts import services
+from accounts import services, teams
 from accounts.roles import ROLES
 
 ACTOR = "cli:forge_user"
@@ -33,6 +37,13 @@ class Command(BaseCommand):
             dest="roles",
             help="a role to hold (repeat for several); replaces the user's roles",
         )
+        parser.add_argument(
+            "--team",
+            action="append",
+            dest="teams",
+            default=[],
+            help="a team to join (repeat for several); created when it does not exist",
+        )
         parser.add_argument("--password", help="set this password (else: unchanged or none)")
         parser.add_argument("--token", action="store_true", help="print a new API token")
         parser.add_argument("--token-name", default="forge_user", help="name of that token")
@@ -46,6 +57,7 @@ class Command(BaseCommand):
                     roles=options["roles"],
                     password=options["password"],
                 )
+                created_teams = teams.join_teams(user, options["teams"], actor=ACTOR)
                 value = None
                 if options["token"]:
                     _, value = services.create_token(user, options["token_name"], actor=ACTOR)
@@ -54,6 +66,12 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         roles = ", ".join(user.roles) or "no roles"
-        self.stderr.write(f"{'created' if created else 'updated'} user {user.username} ({roles})")
+        for team in created_teams:
+            self.stderr.write(f"created team {team}")
+        in_teams = teams.teams_of(user)
+        joined = f"; teams: {', '.join(in_teams)}" if in_teams else ""
+        self.stderr.write(
+            f"{'created' if created else 'updated'} user {user.username} ({roles}){joined}"
+        )
         if value is not None:
             self.stdout.write(value)

@@ -1,8 +1,10 @@
-"""Django's ``flush``, able to empty the audit table on PostgreSQL.
+"""Django's ``flush``, able to empty the audit table on PostgreSQL as a superuser.
 
-The append-only trigger (migration 0002) refuses TRUNCATE unless the transaction sets
-``forge.audit_allow_truncate``. ``flush`` empties every table on purpose (a test
-database between tests, a development database), so it, and only it, sets that flag.
+The append-only trigger (migrations 0002 and 0006) refuses TRUNCATE unless the
+transaction sets ``forge.audit_allow_truncate`` and runs as a superuser (who could drop
+the trigger anyway). ``flush`` empties every table on purpose (a test database between
+tests, a development database), so it sets that flag; run as any other role, it is
+refused at the audit table and nothing is emptied.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 ``load_plan`` checks the size limit on the raw bytes first, then parses with the format's
 safe reader and builds the document through the strict codec, so every format obeys the
-same import limits and refuses with the same ``PlanDocumentError`` codes. Each format's
+same import limits and refuses with the same ``PlanDocumentError`` codes. ``import_plan``
+also gives what the reading warns of (``ImportWarning``), for the author to see. Each format's
 module is imported when that format is first read or written: reading JSON does not pay
 for YAML's parser.
 """
@@ -14,8 +15,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, cast
 
 from forge.errors import PlanDocumentError
-from forge.gcpause import paused_gc
 from forge.plan.formats.detect import detect_format
+from forge.plan.formats.notes import ImportedPlan, ImportWarning
 from forge.plan.formats.source import source_text
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
 
@@ -27,8 +28,11 @@ __all__ = [
     "DEFAULT_GOAL",
     "EXPORT_FORMATS",
     "IMPORT_FORMATS",
+    "ImportWarning",
+    "ImportedPlan",
     "detect_format",
     "dump_plan",
+    "import_plan",
     "load_plan",
 ]
 
@@ -44,6 +48,8 @@ _WRITERS = {
     "mermaid": ("mermaid_write", "dump_mermaid"),
     "dot": ("dot_write", "dump_dot"),
 }
+# Formats whose reading may warn: (module, function) giving an ImportedPlan.
+_NOTING_READERS = {"mermaid": ("mermaid_read", "read_mermaid")}
 IMPORT_FORMATS = tuple(_READERS)
 EXPORT_FORMATS = tuple(_WRITERS)
 
@@ -63,13 +69,25 @@ def load_plan(
     if where is None:
         raise _unsupported(format, IMPORT_FORMATS, "imported")
     reader = cast(Callable[[str, ImportLimits], "PlanDocument"], _function(*where))
-    with paused_gc():  # the document is acyclic: see forge.gcpause
-        if format == "json" and isinstance(source, bytes):
-            # read from the bytes themselves: a large plan's text is not copied first
-            read_bytes = cast(Callable[[bytes, ImportLimits], "PlanDocument"],
-                              _function("json_io", "load_json_bytes"))  # fmt: skip
-            return read_bytes(source, limits)
-        return reader(source_text(source, limits), limits)
+    if format == "json" and isinstance(source, bytes):
+        # read from the bytes themselves: a large plan's text is not copied first
+        read_bytes = cast(Callable[[bytes, ImportLimits], "PlanDocument"],
+                          _function("json_io", "load_json_bytes"))  # fmt: skip
+        return read_bytes(source, limits)
+    return reader(source_text(source, limits), limits)
+
+
+def import_plan(
+    source: str | bytes, format: str, limits: ImportLimits = DEFAULT_LIMITS
+) -> ImportedPlan:
+    """``load_plan``, with what reading the source warns of (``ImportWarning``s: a
+    Mermaid decision flattened into a step whose branches all run). Raises as
+    ``load_plan`` does."""
+    where = _NOTING_READERS.get(format)
+    if where is None:
+        return ImportedPlan(load_plan(source, format, limits))
+    reader = cast(Callable[[str, ImportLimits], ImportedPlan], _function(*where))
+    return reader(source_text(source, limits), limits)
 
 
 def dump_plan(document: PlanDocument, format: str) -> str:

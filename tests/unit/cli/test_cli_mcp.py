@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -78,3 +79,75 @@ def test_over_stdio_an_agent_lists_the_tools_and_is_told_when_forge_is_unreachab
     error = result.structured_content["error"]  # type: ignore[attr-defined]
     assert error["code"] == "unreachable"
     assert error["detail"].startswith("GET http://127.0.0.1:9/api/v1/runs/1: ConnectError")
+
+
+def _raw_conversation(*lines: str) -> list[dict[str, object]]:
+    """Send ``lines`` to ``forge mcp`` over stdio as they are, after the handshake, and
+    return every JSON-RPC answer it wrote (Forge is unreachable: no tool call succeeds).
+
+    Its input stays open until it has answered as many messages as were sent: a stdio
+    server stops at the end of its input, dropping a call still in flight (the tool call
+    that was waiting for the unreachable Forge, about one run in six)."""
+    import json
+
+    handshake = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]  # fmt: skip
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "FORGE_"))}
+    env = clean | {"FORGE_API_TOKEN": TOKEN, "FORGE_URL": "http://127.0.0.1:9"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "forge.cli", "mcp"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=REPO,
+    )  # fmt: skip
+    watchdog = threading.Timer(60, server.kill)
+    watchdog.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("\n".join([*handshake, *lines, ""]))
+        server.stdin.flush()
+        answers: list[dict[str, object]] = []
+        while sum(1 for a in answers if a.get("id") != 0) < len(lines):
+            line = server.stdout.readline()
+            if not line:
+                break  # it stopped (or the watchdog stopped it): the test says what is missing
+            if line.strip():
+                answers.append(json.loads(line))
+        server.stdin.close()
+        server.wait(timeout=30)
+        return answers
+    finally:
+        watchdog.cancel()
+        if server.poll() is None:
+            server.kill()
+
+
+def _tool_call(id_: int, arguments: str) -> str:
+    return (
+        f'{{"jsonrpc": "2.0", "id": {id_}, "method": "tools/call", "params": '
+        f'{{"name": "compile_plan", "arguments": {arguments}}}}}'
+    )
+
+
+def test_over_stdio_a_message_nested_absurdly_deep_is_refused_with_the_document_code():
+    levels = 100_000
+    deep = '{"goal": "g", "steps": [{"id": "a", "args": ' + '{"a":' * levels + "1"
+    deep += "}" * levels + "}]}"
+
+    answers = _raw_conversation(_tool_call(1, '{"document": ' + deep + "}"))
+
+    [refusal] = [answer for answer in answers if "error" in answer and answer["id"] is None]
+    assert refusal["error"]["code"] == -32700  # type: ignore[index]
+    assert refusal["error"]["data"]["code"] == "document_too_deep"  # type: ignore[index]
+
+
+def test_over_stdio_a_repeated_key_is_refused_and_the_next_call_is_still_answered():
+    twice = '{"document": {"goal": "one", "goal": "two", "steps": []}}'
+
+    answers = _raw_conversation(_tool_call(1, twice), _tool_call(2, '{"document": {}}'))
+
+    refusals = [answer for answer in answers if "error" in answer and answer["id"] is None]
+    assert [r["error"]["data"]["code"] for r in refusals] == ["duplicate_key"]  # type: ignore[index]
+    assert any(answer.get("id") == 2 for answer in answers)  # the session went on

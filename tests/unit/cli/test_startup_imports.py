@@ -26,8 +26,10 @@ HEAVY = (
     "forge.runtime",
     "forge.client",
     "forge.mcp_server",
-    "forge.runners.catalog",
+    "forge.runners.files",
     "forge.runners.http",
+    "forge.runners.sandbox",
+    "forge.runners.search",
     "forge.runners.shell",
     "forge.runners.sql",
     "forge.runners.mcp_connection",
@@ -80,6 +82,72 @@ def test_compiling_a_json_plan_imports_only_what_compiling_needs(tmp_path: Path)
     assert code == 0
     assert heavy_in(modules) == []
     assert {"forge.compiler", "forge.toolbox", "forge.plan.formats.json_io"} <= modules
+
+
+# What running a plan of echo steps, without a planner and without MCP servers, does
+# not need: an agent step needs a model (forge.agents, forge.models), a planner the
+# planners' models, an http_request step httpx when it calls, MCP its client, and each
+# other tool its own runner. The rich, click and pygments modules come with httpx's
+# command line only.
+NOT_FOR_A_PLAIN_RUN = (
+    "forge.agents",
+    "forge.models",
+    "forge.planners.config",
+    "forge.planners.llm",
+    "forge.planners.scripted",
+    "forge.planners.goal_script",
+    "forge.runners.mcp_connection",
+    "forge.runners.files",
+    "forge.runners.http",
+    "forge.runners.sandbox",
+    "forge.runners.search",
+    "forge.runners.shell",
+    "forge.runners.sql",
+    "forge.client",
+    "forge.mcp_server",
+    "forge.evaluation",
+    "httpx",
+    "mcp",
+    "rich",
+    "click",
+    "pygments",
+    "yaml",
+)
+
+THREE_ECHOES = json.dumps(
+    {
+        "goal": "three",
+        "steps": [
+            {"id": "a", "description": "say a", "tool": "echo", "args": {"text": "a"}},
+            {"id": "b", "description": "say b", "tool": "echo", "args": {"text": "b"},
+             "depends_on": ["a"]},
+            {"id": "c", "description": "say c", "tool": "echo", "args": {"text": "c"},
+             "depends_on": ["b"]},
+        ],
+    }
+)  # fmt: skip
+
+
+def test_running_a_plan_without_agent_steps_imports_no_model_http_client_or_mcp(
+    tmp_path: Path,
+):
+    plan = tmp_path / "three.json"
+    plan.write_text(THREE_ECHOES)
+    code, modules = loaded("run", str(plan), "--approve-as", "bob")
+    assert code == 0  # it ran, through the gate: bob approved the version
+    needless = sorted(
+        m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NOT_FOR_A_PLAIN_RUN)
+    )
+    assert needless == []
+    assert {"forge.runtime.local", "forge.runtime.gate", "forge.runners.basic"} <= modules
+
+
+def test_running_a_plan_nobody_approved_stops_at_the_gate_without_a_model(tmp_path: Path):
+    plan = tmp_path / "three.json"
+    plan.write_text(THREE_ECHOES)
+    code, modules = loaded("run", str(plan))
+    assert code == 4  # waits for a person: nothing ran
+    assert "forge.agents" not in modules and "httpx" not in modules
 
 
 @pytest.mark.parametrize(

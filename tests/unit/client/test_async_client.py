@@ -19,6 +19,7 @@ def test_both_clients_send_the_same_requests_for_the_same_calls():
             .on("POST", "/plans", (201, plan_json()))
             .on("POST", "/runs", (201, run_json()))
             .on("GET", "/runs/3/events", (200, []))
+            .on("POST", "/runs/3/rerun", (201, run_json()))
         )
 
     blocking, asynchronous = script(), script()
@@ -26,12 +27,14 @@ def test_both_clients_send_the_same_requests_for_the_same_calls():
         forge.create_plan("Release notes", {"goal": "g", "steps": []})
         forge.start_run(7, 1)
         forge.events(3, after=5)
+        forge.rerun_run(3, ["score"])
 
     async def same() -> None:
         async with AsyncForgeClient(BASE, TOKEN, transport=asynchronous.transport()) as forge:
             await forge.create_plan("Release notes", {"goal": "g", "steps": []})
             await forge.start_run(7, 1)
             await forge.events(3, after=5)
+            await forge.rerun_run(3, ["score"])
 
     anyio.run(same)
 
@@ -39,7 +42,7 @@ def test_both_clients_send_the_same_requests_for_the_same_calls():
         return [(s.method, s.path, s.body, s.query) for s in api.seen]
 
     assert requests(asynchronous) == requests(blocking)
-    assert [s.headers["authorization"] for s in asynchronous.seen] == [f"Bearer {TOKEN}"] * 3
+    assert [s.headers["authorization"] for s in asynchronous.seen] == [f"Bearer {TOKEN}"] * 4
 
 
 def test_the_async_wait_reports_each_look_that_found_the_version_waiting():

@@ -269,6 +269,15 @@ def test_a_run_and_its_events_after_a_seq_are_read_in_order():
     assert events[0].data["actor"] == "agent"
 
 
+def test_a_rerun_posts_the_chosen_steps_and_reads_the_new_run():
+    api = FakeApi().on("POST", "/runs/3/rerun", (201, {**run_json("running"), "id": 4}))
+
+    run = client(api).rerun_run(3, ("score", "report"))
+
+    assert (run.id, run.status) == (4, "running")
+    assert api.seen[0].body == {"steps": ["score", "report"]}
+
+
 @pytest.mark.parametrize(
     ("base", "path"),
     [

@@ -32,9 +32,11 @@ def test_every_code_of_the_spec_has_the_spec_severity_plus_the_deviations():
         "agent_without_tools": "error",
         "invalid_milestone": "error",
         "milestone_out_of_order": "error",
+        "host_not_allowed": "error",
         "missing_done_when": "warning",
         "missing_rollback_hint": "warning",
         "plan_without_milestones": "warning",
+        "flattened_decision": "warning",
     }
     assert dict(SEVERITIES) == {**SPEC_SECTION_4, **deviations}
     assert set(CODES) == set(SEVERITIES)
@@ -83,3 +85,36 @@ def test_diagnostics_come_errors_first_then_by_code_then_in_document_order(step,
         ("missing_rollback_hint", "c"),
         ("approval_required", "c"),
     ]
+
+
+def test_import_warnings_join_a_compile_result_in_the_table_order_and_leave_ok_alone():
+    # Issue 25, item 8: what reading the source warns of is answered with the diagnostics.
+    from forge.compiler import GraphCompiler
+    from forge.plan import import_plan
+    from forge.tools import DEFAULT_POLICY, PolicyEngine, builtin_registry
+
+    imported = import_plan(
+        "flowchart TD\n  d{Ready?} -->|yes| go[Ship the release]\n  d -->|no| wait\n", "mermaid"
+    )
+    result = GraphCompiler(builtin_registry(), PolicyEngine(DEFAULT_POLICY)).compile(
+        imported.document
+    )
+
+    noted = result.noting(imported.warnings)
+
+    assert noted.ok == result.ok and noted.graph is result.graph
+    [flattened] = [d for d in noted.diagnostics if d.code == "flattened_decision"]
+    warning = imported.warnings[0]
+    assert flattened.to_data() == {
+        "code": "flattened_decision",
+        "severity": "warning",
+        "message": warning.message,
+        "nodes": list(warning.nodes),
+        "edges": [list(edge) for edge in warning.edges],
+        "hint": warning.hint,
+    }
+    assert SEVERITIES["flattened_decision"] == "warning"
+    severities = [d.severity for d in noted.diagnostics]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
+    assert noted.to_data()["diagnostics"] == [d.to_data() for d in noted.diagnostics]
+    assert result.noting(()) is result

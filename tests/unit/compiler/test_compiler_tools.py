@@ -50,6 +50,48 @@ def test_an_allowed_tool_missing_from_the_registry_is_unknown(step, compile_plan
     ]
 
 
+# Issue 25, item 7: an unknown tool that is one slip from a registered one names it.
+
+
+def test_an_unknown_tool_close_to_a_registered_one_hints_did_you_mean(step, compile_plan):
+    result = compile_plan([step("a", tool="http_reqest", args={})])
+
+    assert found(result, "unknown_tool") == [
+        {
+            **error("unknown_tool", "step 'a' uses unknown tool 'http_reqest'", "a"),
+            "hint": "did you mean `http_request`?",
+        }
+    ]
+
+
+def test_an_unknown_allowed_tool_hints_too_and_names_every_close_tool(step, compile_plan):
+    result = compile_plan([step("a", tool=None, args=None, tools_allowed=["file_wirte"])])
+
+    [diagnostic] = found(result, "unknown_tool")
+    assert diagnostic["message"] == "step 'a' allows unknown tool 'file_wirte'"
+    assert diagnostic["hint"] == "did you mean `file_write` or `file_read`?"
+
+
+def test_did_you_mean_names_the_tools_of_the_registry_the_compiler_was_given():
+    registry = ToolRegistry(
+        [ToolSpec("mail.send_message", "Send a mail", {"type": "object"}, "mcp.mail")]
+    )
+    plan = {"goal": "Tell them", "steps": [{"id": "tell", "description": "Mail the supplier",
+                                           "tool": "mail.send_mesage", "args": {}}]}  # fmt: skip
+    result = GraphCompiler(registry, PolicyEngine(Policy.allowing(["mcp.mail"]))).compile(
+        from_data(plan)
+    )
+
+    [diagnostic] = found(result, "unknown_tool")
+    assert diagnostic["hint"] == "did you mean `mail.send_message`?"
+
+
+def test_an_unknown_tool_like_no_registered_one_has_no_hint(step, compile_plan):
+    [diagnostic] = found(compile_plan([step("a", tool="teleport", args={})]), "unknown_tool")
+
+    assert "hint" not in diagnostic
+
+
 def test_a_step_with_neither_tool_nor_tools_allowed_is_an_agent_step_asking_for_tools(
     step, compile_plan
 ):

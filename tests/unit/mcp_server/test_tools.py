@@ -158,6 +158,21 @@ def test_a_wait_that_runs_out_answers_timed_out_with_the_version_still_waiting()
     assert answer["next"] == WAIT_NEXT
 
 
+def test_a_version_its_approval_rules_still_hold_says_what_they_ask_for():
+    waiting = version_json(waiting_for=["rule payments needs 1 of finance"])
+    api = FakeApi().on("GET", "/plans/7/versions/1", (200, waiting))
+
+    result = call(api, "wait_for_approval", {"plan_id": 7, "version": 1, "timeout_s": 1})
+
+    answer = result.structured_content
+    assert answer is not None
+    assert (answer["timed_out"], answer["status"]) == (True, "awaiting_approval")
+    assert answer["next"] == (
+        "A person must decide (rule payments needs 1 of finance): call wait_for_approval "
+        "with plan_id=7, version=1."
+    )
+
+
 def test_a_wait_ends_with_the_persons_decision_and_the_next_step():
     api = FakeApi().on(
         "GET", "/plans/7/versions/1", (200, version_json()), (200, version_json("approved"))
@@ -206,6 +221,39 @@ def test_starting_an_unapproved_version_is_an_error_with_the_gates_code():
         "next": "A person other than you must approve this version first: call "
         "wait_for_approval, then start_run again.",
     }
+
+
+def test_a_superseded_version_points_the_agent_to_the_newer_one():
+    api = FakeApi().on(
+        "GET", "/plans/7/versions/1", (200, version_json("superseded", superseded_by=2))
+    )
+
+    answer = call(api, "wait_for_approval", {"plan_id": 7, "version": 1}).structured_content
+
+    assert answer is not None
+    assert (answer["timed_out"], answer["status"], answer["superseded_by"]) == (
+        False, "superseded", 2
+    )  # fmt: skip
+    assert answer["next"] == (
+        "Superseded by v2, submitted while it waited: it can never be approved or run. "
+        "Call wait_for_approval with plan_id=7, version=2."
+    )
+
+
+def test_starting_a_superseded_version_says_where_to_go_on():
+    refusal = {"detail": "version 1 was superseded by v2", "code": "superseded",
+               "superseded_by": 2}  # fmt: skip
+    api = FakeApi().on("POST", "/runs", (409, refusal))
+
+    result = call(api, "start_run", {"plan_id": 7, "version": 1})
+
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["code"] == "superseded"
+    assert result.structured_content["next"] == (
+        "A newer version of this plan was submitted: this one can never be approved or run. "
+        "Use the version the error names (superseded_by)."
+    )
 
 
 def test_a_started_run_and_its_events_are_answered_compactly_with_where_to_read_on():

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 
 from forge.plan import Estimate, PlanDocument, Step, content_hash, load_plan, to_data
 from tests.example_plans import PLANS
+from tests.examples import examples
 from tests.unit.plan.strategies import rich_plans
 
 
@@ -28,7 +29,7 @@ def test_every_example_plan_hashes_as_the_standard_library_writes_it(path: Path)
     assert content_hash(document) == standard_hash(document)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rich_plans())
 def test_any_plan_hashes_as_the_standard_library_writes_it(document):
     assert content_hash(document) == standard_hash(document)

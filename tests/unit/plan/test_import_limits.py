@@ -38,6 +38,119 @@ def _nested_args(depth: int) -> str:
     return json.dumps({"goal": "deep", "steps": [{"id": "a", "args": value}]})
 
 
+def _rich_plan(step_count: int, keys: int) -> dict:
+    """A plan of independent echo steps of 9 + 2 * ``keys`` nodes each: the step, its id,
+    description, tool and args keys with their values, and each key of args with its
+    value (a copy for each step, so that YAML writes no aliases)."""
+    return {
+        "goal": "long",
+        "steps": [
+            {
+                "id": f"s{n}",
+                "description": "say it",
+                "tool": "echo",
+                "args": {f"k{k}": k for k in range(keys)},
+            }
+            for n in range(step_count)
+        ],
+    }
+
+
+def _read(data: dict, how: str, limits: ImportLimits) -> PlanDocument:
+    if how == "data":
+        return from_data(data, limits)
+    source = json.dumps(data) if how == "json" else yaml.safe_dump(data)
+    return load_plan(source, how, limits)
+
+
+# 200 steps allowed: 10,000 nodes (the floor; 50 per step would be the same).
+TWO_HUNDRED = ImportLimits(max_steps=200)
+
+
+@pytest.mark.parametrize("how", ["json", "yaml", "data"])
+def test_a_plan_over_the_step_limit_is_refused_for_its_steps_before_its_nodes(how):
+    """The node limit grows with the step limit, so a plan of too many ordinary steps is
+    over both: it is refused for its length, the limit its author can do something about."""
+    data = _rich_plan(300, keys=16)  # 41 nodes a step: 12,305 nodes in all
+
+    with pytest.raises(PlanDocumentError) as caught:
+        _read(data, how, TWO_HUNDRED)
+
+    assert caught.value.code == "too_many_steps"
+    assert "over the limit of 200 steps (max_steps)" in caught.value.message
+    if how != "yaml":  # YAML's event pass stops at the node over, knowing 243 steps so far
+        assert caught.value.message == (
+            "document has 300 steps, over the limit of 200 steps (max_steps)"
+        )
+
+
+@pytest.mark.parametrize("how", ["json", "yaml", "data"])
+def test_a_plan_within_the_step_limit_is_refused_for_its_nodes_when_its_steps_are_too_rich(how):
+    data = _rich_plan(100, keys=60)  # 129 nodes a step: 12,905 nodes in all
+
+    with pytest.raises(PlanDocumentError) as caught:
+        _read(data, how, TWO_HUNDRED)
+
+    assert caught.value.code == "too_many_nodes"
+    assert caught.value.message.endswith("over the limit of 10000 (max_nodes)")
+
+
+def test_the_node_limit_follows_the_step_limit():
+    data = _rich_plan(300, keys=16)
+
+    for how in ("json", "yaml", "data"):
+        assert len(_read(data, how, ImportLimits(max_steps=300)).steps) == 300
+
+
+NAMED = ImportLimits(
+    max_bytes=100_000,
+    max_steps=200,
+    bytes_setting="FORGE_MAX_PLAN_BYTES",
+    steps_setting="FORGE_MAX_PLAN_STEPS",
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "ending"),
+    [
+        (_rich_plan(300, keys=16), "too_many_steps",
+         "over the limit of 200 steps (max_steps; FORGE_MAX_PLAN_STEPS sets it)"),
+        # the node limit is the step limit's: the setting to raise is the step limit's
+        (_rich_plan(100, keys=60), "too_many_nodes",
+         "over the limit of 10000 (max_nodes; FORGE_MAX_PLAN_STEPS sets it)"),
+        (_rich_plan(2000, keys=0), "document_too_large",
+         "over the limit of 100000 bytes (max_bytes; FORGE_MAX_PLAN_BYTES sets it)"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("how", ["json", "yaml"])
+def test_each_refusal_names_the_setting_that_sets_its_limit(data, code, ending, how):
+    with pytest.raises(PlanDocumentError) as caught:
+        _read(data, how, NAMED)
+
+    assert caught.value.code == code
+    assert caught.value.message.endswith(ending)
+
+
+def test_a_node_limit_given_outright_names_no_step_setting():
+    limits = ImportLimits(max_steps=200, max_nodes=1000, steps_setting="FORGE_MAX_PLAN_STEPS")
+
+    with pytest.raises(PlanDocumentError) as caught:
+        from_data(_rich_plan(100, keys=16), limits)
+
+    assert caught.value.code == "too_many_nodes"
+    assert caught.value.message.endswith("over the limit of 1000 (max_nodes)")
+
+
+def test_a_flowchart_over_the_step_limit_names_its_setting():
+    source = "flowchart TD\n" + "\n".join(f"    n{i}" for i in range(300)) + "\n"
+
+    with pytest.raises(PlanDocumentError) as caught:
+        load_plan(source, "mermaid", NAMED)
+
+    assert caught.value.code == "too_many_steps"
+    assert caught.value.message.endswith("(max_steps; FORGE_MAX_PLAN_STEPS sets it)")
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_document_over_the_byte_limit_is_refused_before_parsing(fmt):
     source = dump_plan(_plan(3), fmt)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from forge.gcpause import paused_gc
 from forge.plan.codec import canonical_json, indented_json
 from forge.plan.jsontext import encode_plain, indented_plain, json_number
+from tests.examples import examples
 
 JSON = st.recursive(
     st.one_of(
@@ -33,13 +34,13 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON)
 def test_indented_json_is_json_dumps_with_an_indent_to_the_character(data):
     assert indented_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON)
 def test_canonical_json_is_still_its_one_spelling(data):
     expected = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -76,7 +77,7 @@ def _through_json_number(data):
     return json_number(data)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.floats() | st.integers() | st.booleans() | st.none())
 def test_a_number_through_json_number_is_written_by_msgspec_as_json_writes_it(number):
     assert encode_plain(json_number(number)).decode() == json.dumps(number)
@@ -89,14 +90,14 @@ def test_floats_msgspec_spells_its_own_way_are_written_as_json_writes_them(numbe
     assert encode_plain([json_number(number)]).decode() == json.dumps([number])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON)
 def test_indented_plain_is_json_dumps_with_an_indent_to_the_character(data):
     expected = json.dumps(data, indent=2, ensure_ascii=False)
     assert indented_plain(_through_json_number(data)).decode() == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON)
 def test_encode_plain_of_sorted_data_is_canonical_json(data):
     def in_order(value):
@@ -132,7 +133,7 @@ SCALAR = st.one_of(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.dictionaries(st.text(), SCALAR | st.lists(SCALAR, max_size=4), max_size=6))
 def test_canonical_json_of_flat_arguments_is_json_s_whichever_writer_takes_them(data):
     # A step's arguments, mostly: msgspec writes these unless a float would be spelled
@@ -168,3 +169,46 @@ def test_what_msgspec_would_write_unlike_json_is_written_by_json():
         assert canonical_json(data) == _json_canonical(data)
     with pytest.raises(TypeError, match="keys must be str, int, float, bool or None"):
         canonical_json({(1,): 2})
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        lambda *args: (_ for _ in ()).throw(TypeError("takes 10 arguments")),  # new signature
+        lambda *args: lambda data, level: ["other", "text"],  # new behaviour
+        lambda *args: lambda data: ["one argument"],  # a new call
+        None,  # gone
+    ],
+    ids=["another signature", "another text", "another call", "missing"],
+)
+def test_a_changed_private_c_encoder_is_not_used(changed):
+    from forge.plan.jsontext import _c_encoder
+
+    assert _c_encoder(changed) is None
+
+
+def test_the_c_encoder_of_this_python_writes_json_s_canonical_text():
+    import json.encoder
+
+    from forge.plan.jsontext import _CANONICAL_C, _c_encoder
+
+    assert _CANONICAL_C is not None  # CPython 3.12 has it
+    made = _c_encoder(json.encoder.c_make_encoder)
+    data = {"b": [1, 2.5, None], "a": {"é": "x\n"}}
+    assert made is not None
+    assert "".join(made(data, 0)) == _json_canonical(data)
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml", "mermaid"])
+def test_reading_a_plan_leaves_the_interpreter_s_collector_alone(monkeypatch, fmt):
+    # The collector is shared by a web process's threads: only the CLI may pause it.
+    from forge.plan import dump_plan, from_data, load_plan
+
+    text = dump_plan(from_data({"goal": "g", "steps": [{"id": "a", "tool": "noop"}]}), fmt)
+
+    def touched() -> None:
+        raise AssertionError("load_plan paused the garbage collector")
+
+    monkeypatch.setattr(gc, "disable", touched)
+    assert load_plan(text, fmt).steps[0].id == "a"
+    assert load_plan(text.encode(), fmt).steps[0].id == "a"

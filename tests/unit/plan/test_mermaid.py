@@ -27,7 +27,7 @@ flowchart LR
         ("fetch", "Fetch sources", ()),
         ("build", "Build", ("fetch",)),
         ("test", "Run tests", ("build",)),
-        ("publish", "Publish", ("test",)),
+        ("publish", "Publish (if Run tests: pass)", ("test",)),  # a decision's branch
     ]
     assert document.deliverable is None
     assert document.steps[0] == Step(id="fetch", description="Fetch sources")

@@ -92,8 +92,12 @@ def test_the_specification_yaml_example_imports_with_every_field(examples):
 
 
 # Files beside the example plans that are not plans: a model's scripted replies, an MCP
-# servers file, a policy and the MCP server the README's example starts.
-NOT_PLANS = {"agent/replies.yaml", "mcp/servers.json", "mcp/policy.yaml", "mcp/clock.py"}
+# servers file, a policy, the MCP server the README's example starts, and the demo's
+# planner script (its plans are read by tests/unit/planners/test_goal_script.py).
+NOT_PLANS = {
+    "agent/replies.yaml", "mcp/servers.json", "mcp/policy.yaml", "mcp/clock.py",
+    "demo/planner.yaml",
+}  # fmt: skip
 
 
 def test_every_example_survives_every_readable_format(examples):

@@ -22,6 +22,7 @@ from forge.plan.formats.json_io import parse_json
 from forge.plan.limits import ImportLimits
 from forge.plan.typed import read, read_json
 from tests.example_plans import PLANS
+from tests.examples import examples
 
 DEFAULT = ImportLimits()
 
@@ -157,13 +158,13 @@ def test_the_unmutated_plan_reads_the_fast_way():
     assert agree(_copy(PLAN)) == "fast"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.sampled_from(PATHS), VALUES, st.booleans())
 def test_a_plan_with_any_field_changed_to_anything_reads_the_same_both_ways(path, value, drop):
     agree(mutated(path, value, drop))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.sampled_from(PATHS),
     VALUES,
@@ -267,7 +268,7 @@ def test_every_field_set_to_every_edge_value_reads_the_same_from_json_text():
     assert outcomes["fast"] > 50 and outcomes["refused"] > 250  # both ways are exercised
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(PATHS), VALUES, st.booleans(), st.sampled_from(range(len(STYLES))))
 def test_json_text_with_any_field_changed_to_anything_reads_the_same(path, value, drop, style):
     try:
@@ -277,7 +278,7 @@ def test_json_text_with_any_field_changed_to_anything_reads_the_same(path, value
     agree_json(text)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(PATHS), VALUES, st.integers(1, 8), st.integers(1, 60), st.integers(0, 4))
 def test_limits_are_judged_the_same_from_json_text(path, value, depth, nodes, steps):
     try:

@@ -30,7 +30,12 @@ def example_data():
             source = path.read_bytes()
             parse = parse_json if detect_format(source, path.name) == "json" else parse_yaml
             data = parse(source.decode(), DEFAULT_LIMITS)
-            if path.parent.name != "eval":
+            if path.relative_to(EXAMPLES).as_posix() == "demo/planner.yaml":  # a script
+                for entry in [*data["answers"], data["otherwise"]]:
+                    for index, document in enumerate(entry["plans"]):
+                        name = entry.get("example", "otherwise")
+                        yield pytest.param(document, id=f"{path.name}:{name}[{index}]")
+            elif path.parent.name != "eval":
                 yield pytest.param(data, id=path.name)
             elif path.name.endswith("answers.yaml"):  # a planner's plans, per case
                 for case, documents in data.items():

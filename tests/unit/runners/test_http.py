@@ -174,3 +174,69 @@ def test_a_refused_connection_is_reported(runner, spec, make_context):
     )
 
     assert outcome.error_code == "request_failed"
+
+
+# --- Addresses: the name allowed is resolved once, its address checked, then connected to
+
+
+def test_an_allowed_name_that_resolves_to_a_loopback_address_is_refused(
+    spec, make_context, http_server
+):
+    port = http_server.server_address[1]
+
+    outcome = HttpRunner(["localhost"]).run(
+        spec("http_request"), {"method": "GET", "url": f"http://localhost:{port}/json"},
+        make_context(),
+    )  # fmt: skip
+
+    assert outcome.error_code == "host_not_allowed"
+    assert outcome.error.startswith("host 'localhost' resolves to ")
+    assert "a loopback address" in outcome.error
+    assert http_server.requests == []
+
+
+def test_a_name_pointed_at_the_metadata_service_is_refused(spec, make_context, dns):
+    dns["api.partner.example"] = ["169.254.169.254"]
+
+    outcome = HttpRunner(["api.partner.example"]).run(
+        spec("http_request"),
+        {"method": "GET", "url": "http://api.partner.example/latest/meta-data/"},
+        make_context(),
+    )
+
+    assert outcome.error_code == "host_not_allowed"
+    assert outcome.error.startswith(
+        "host 'api.partner.example' resolves to 169.254.169.254, a link-local address"
+    )
+
+
+def test_an_internal_address_listed_itself_is_reached_by_its_name(
+    spec, make_context, http_server, dns
+):
+    port = http_server.server_address[1]
+    dns["ledger.internal"] = ["127.0.0.1"]
+
+    outcome = HttpRunner(["ledger.internal", "127.0.0.1"]).run(
+        spec("http_request"), {"method": "GET", "url": f"http://ledger.internal:{port}/json"},
+        make_context(),
+    )  # fmt: skip
+
+    assert outcome.ok
+    assert http_server.requests[0]["headers"]["Host"] == f"ledger.internal:{port}"
+    assert dns.calls == ["ledger.internal"]  # the address connected to is the one checked
+
+
+def test_a_redirect_to_a_listed_name_that_resolves_inside_is_refused(
+    spec, make_context, http_server, dns
+):
+    dns["localhost"] = ["10.0.0.7"]
+
+    outcome = HttpRunner(["127.0.0.1", "localhost"]).run(
+        spec("http_request"),
+        {"method": "GET", "url": _url(http_server, "/redirect-away")},
+        make_context(),
+    )
+
+    assert outcome.error_code == "host_not_allowed"
+    assert "'localhost' resolves to 10.0.0.7, a private address" in outcome.error
+    assert [request["path"] for request in http_server.requests] == ["/redirect-away"]

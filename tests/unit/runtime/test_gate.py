@@ -54,6 +54,43 @@ def test_the_author_cannot_approve_their_own_version():
     assert refused.value.code == "self_approval"
 
 
+@pytest.mark.parametrize("approver", ["ADA", " ada", "ada\t", "Ada"])
+def test_the_author_spelled_another_way_is_still_the_author(approver):
+    graph = compile_graph(_report(1))
+
+    with pytest.raises(GateRefused) as refused:
+        GATE.approve(
+            plan_id="", version=1, content_hash=graph.content_hash, author="ada", approver=approver
+        )
+
+    assert refused.value.code == "self_approval"
+
+
+@pytest.mark.parametrize(("author", "approver"), [("ada", ""), ("ada", "   "), ("", "bob")])
+def test_an_approval_needs_named_people_on_both_sides(author, approver):
+    graph = compile_graph(_report(1))
+
+    with pytest.raises(GateRefused) as refused:
+        GATE.approve(
+            plan_id="", version=1, content_hash=graph.content_hash, author=author,
+            approver=approver,
+        )  # fmt: skip
+
+    assert refused.value.code == "unnamed_person"
+
+
+def test_a_signed_approval_by_the_author_in_capitals_is_refused_when_cleared():
+    graph = compile_graph(_report(1))
+    unchecked = ApprovalGate(SIGNER)._signed(
+        "", 1, graph.content_hash, "ada", "ADA ", by_policy=False
+    )
+
+    with pytest.raises(GateRefused) as refused:
+        GATE.clear(graph, unchecked, plan_id="", version=1)
+
+    assert refused.value.code == "self_approval"
+
+
 @pytest.mark.parametrize(
     ("change", "code"),
     [

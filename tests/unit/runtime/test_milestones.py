@@ -49,7 +49,9 @@ def test_the_run_pauses_after_a_reviewed_milestone_until_a_person_lets_it_go_on(
 
     state = scheduler.state
     assert state.status == "awaiting_approval"
-    assert state.blocked_reason == "milestone 'facts' waits for a person's review"
+    assert state.blocked_reason == (
+        "milestone 'facts' waits for review by an approver who did not write this version"
+    )
     assert state.awaiting_review == ("facts",)
     assert state.steps["write"].status == "pending"
     reached = [e for e in scheduler.events if e.event_type == "milestone_reached"]

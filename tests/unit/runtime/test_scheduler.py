@@ -1,6 +1,7 @@
 import pytest
 
 from forge.runtime import Scheduler, ToolResult, TransitionRefused, approval_hash, rebuild
+from forge.runtime.gate import GateRefused
 from forge.tools import Policy
 
 from .conftest import GATE, approved, compile_graph, plan
@@ -149,7 +150,7 @@ def test_an_approval_for_the_exact_arguments_lets_the_step_start():
     scheduler = Scheduler(graph, "run-1", gate=GATE)
     scheduler.prepare(approved(scheduler.graph))
 
-    events = scheduler.approve("write", "alice", approval_hash(graph.nodes["write"]))
+    events = scheduler.approve("write", "bob", approval_hash(graph.nodes["write"]))
 
     assert [(e.event_type, e.transition) for e in events] == [
         ("step_approved", ("awaiting_approval", "ready")),
@@ -163,7 +164,7 @@ def test_an_approval_for_other_arguments_is_refused():
     scheduler.prepare(approved(scheduler.graph))
 
     with pytest.raises(TransitionRefused) as caught:
-        scheduler.approve("write", "alice", "0" * 64)
+        scheduler.approve("write", "bob", "0" * 64)
 
     assert caught.value.code == "approval_mismatch"
     assert _statuses(scheduler)["write"] == "awaiting_approval"
@@ -173,10 +174,10 @@ def test_a_rejected_step_fails_and_the_run_needs_a_replan():
     scheduler = Scheduler(_approval_graph(), "run-1", gate=GATE)
     scheduler.prepare(approved(scheduler.graph))
 
-    scheduler.reject("write", "alice", "wrong file")
+    scheduler.reject("write", "bob", "wrong file")
 
     assert _statuses(scheduler)["write"] == "failed"
-    assert scheduler.state.steps["write"].error == "rejected by alice: wrong file"
+    assert scheduler.state.steps["write"].error == "rejected by bob: wrong file"
     assert scheduler.state.status == "needs_replan"
 
 
@@ -454,3 +455,26 @@ def test_a_scheduler_that_observes_another_workers_events_sees_a_join_become_rea
 
     assert _statuses(mine)["join"] == "ready"
     assert mine.get_ready() == ("join",)
+
+
+@pytest.mark.parametrize("actor", ["alice", "ALICE", " alice "])
+def test_the_versions_author_cannot_approve_its_steps_in_the_core(actor):
+    # approved(...) records alice as the version's author and bob as its approver
+    graph = compile_graph(
+        plan({"id": "send", "tool": "http_request", "args": {"method": "POST", "url": "https://x"}})
+    )
+    scheduler = Scheduler(graph, "run-1", gate=GATE)
+    scheduler.prepare(approved(scheduler.graph))
+    scheduler.get_ready()
+    assert scheduler.state.steps["send"].status == "awaiting_approval"
+
+    with pytest.raises(GateRefused) as refused:
+        scheduler.approve("send", actor, scheduler.approval_hash("send"))
+
+    assert refused.value.code == "self_approval"
+    assert scheduler.state.steps["send"].status == "awaiting_approval"
+    with pytest.raises(GateRefused):
+        scheduler.reject("send", actor)
+    scheduler.approve("send", "carol", scheduler.approval_hash("send"),
+                      scheduler.state.steps["send"].preview_hash)  # fmt: skip
+    assert scheduler.state.steps["send"].status == "ready"

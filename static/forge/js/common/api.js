@@ -1,15 +1,18 @@
 // The one way pages talk to Forge's API: JSON in and out, the session cookie for auth and
 // the CSRF token in X-CSRFToken for writes. Errors become ApiError with the API's
-// {"detail", "code"} (and "diagnostics" when a plan's problems are the cause).
+// {"detail", "code"} (and "diagnostics" when a plan's problems are the cause), and the
+// answer's Retry-After when it has one.
 import { readCookie } from "./cookies.js";
 
 export class ApiError extends Error {
-  constructor(status, body) {
+  constructor(status, body, retryAfter = null) {
     const detail = body && typeof body.detail === "string" ? body.detail : `HTTP ${status}`;
     super(detail);
     this.status = status;
     this.code = (body && body.code) || "error";
     this.body = body || {};
+    // Seconds to wait before asking again (429 throttled, some 409s), or null.
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -44,7 +47,8 @@ export class Api {
       } catch {
         data = null;
       }
-      throw new ApiError(response.status, data);
+      const retryAfter = Number.parseInt(response.headers.get("Retry-After") || "", 10);
+      throw new ApiError(response.status, data, Number.isFinite(retryAfter) ? retryAfter : null);
     }
     if (raw) return response;
     return response.status === 204 ? null : response.json();

@@ -10,6 +10,8 @@ import { stepIds } from "../model/document.js";
 // A compile that has not answered in this long is abandoned and sent again, and a
 // request that failed on the way (not a refusal) is retried, before "failed" is shown:
 // a dropped connection should not leave the problems panel stale until the next edit.
+// A compile past the person's compile rate (429 throttled) waits the Retry-After it was
+// given and is sent again, still pending: it is not a failure.
 const ATTEMPT_TIMEOUT_MS = 8000;
 const ATTEMPTS = 3;
 
@@ -43,6 +45,15 @@ export class LiveCompiler {
         return;
       } catch (error) {
         if (sequence !== this.sequence) return; // a newer compile took over
+        if (error instanceof ApiError && error.status === 429) {
+          clearTimeout(timer);
+          await new Promise((resolve) => setTimeout(resolve, 1000 * Math.max(error.retryAfter || 1, 1)));
+          if (sequence !== this.sequence) return;
+          controller = new AbortController();
+          this.controller = controller;
+          attempt -= 1; // waiting its turn is not a failed attempt
+          continue;
+        }
         if (error instanceof ApiError && (error.status === 400 || error.status === 422)) {
           const ids = stepIds(this.store.document);
           this.store.setDiagnostics([refusal(error, ids)], { documentError: true });

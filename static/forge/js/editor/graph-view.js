@@ -14,6 +14,10 @@ export class GraphView {
     this.rendering = Promise.resolve();
     store.addEventListener("document", (event) => this.render(event.detail.reason));
     store.addEventListener("diagnostics", () => this.paint());
+    // Undo and redo of a move (or of Auto-layout) put the steps back where they were.
+    store.addEventListener("layout", (event) => {
+      if (event.detail.reason === "undo" || event.detail.reason === "redo") this.replace();
+    });
   }
 
   // Resolves once the graph shows the document (laid out if its structure changed);
@@ -31,14 +35,22 @@ export class GraphView {
       const pinned = this.store.layout;
       await runLayout(this.cy, { animate: !whole, fit: whole, pinned });
       // Steps added to a plan placed by hand are placed too (below what they depend on).
-      if (pinned && reason !== "initial" && reason !== "saved") this.store.setLayout(placedPositions(this.cy));
+      if (pinned && reason !== "initial" && reason !== "saved") {
+        this.store.setLayout(placedPositions(this.cy), { undoable: false, reason: "placed" });
+      }
       if (!whole) keepInView(this.cy);
     }
   }
 
-  // Back to the automatic layout: forgets the places given by hand.
+  // The steps where the store's layout says (the automatic layout when it is null).
+  replace() {
+    this.rendering = this.rendering.then(() => runLayout(this.cy, { animate: true, fit: false, pinned: this.store.layout }));
+    return this.rendering;
+  }
+
+  // Back to the automatic layout: forgets the places given by hand (one step of undo).
   async autoLayout() {
-    this.store.setLayout(null);
+    this.store.setLayout(null, { reason: "auto" });
     await this.rendering;
     this.rendering = runLayout(this.cy, { animate: true, fit: true });
     return this.rendering;

@@ -10,7 +10,7 @@ import { Api } from "../common/api.js";
 import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
 import { createGraph } from "../graph/cy.js";
-import { fitAll, focusElements, zoomBy } from "../graph/focus.js";
+import { fitAll, fitVisible, focusElements, zoomBy } from "../graph/focus.js";
 import { placedPositions } from "../graph/layout.js";
 import { Minimap } from "../graph/minimap.js";
 import { ProblemsPanel } from "../graph/problems.js";
@@ -24,6 +24,7 @@ import { fillHelp } from "./help.js";
 import { Inspector } from "./inspector.js";
 import { ReplanMode } from "./replan-mode.js";
 import { ReviewThreads } from "./review-threads.js";
+import { StepSearch } from "./search.js";
 import { SaveDialog } from "./save-dialog.js";
 import { bindShortcuts } from "./shortcuts.js";
 import { StatusView } from "./status.js";
@@ -86,6 +87,7 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   planId: data.plan.id,
   planName: data.plan.name,
   replan,
+  commented: () => textView.hasComments,
   // A blank plan's first save created it: go on in its own editor.
   onCreated: (plan) => window.location.assign(data.urls.created.replace("{id}", String(plan.id))),
   onSaved: (version) => {
@@ -98,6 +100,12 @@ const saveDialog = new SaveDialog($("save-dialog"), {
   },
 });
 const minimap = new Minimap(cy, $("minimap"));
+// The text alone hides the graph: a step found is shown on it (unless the text is broken).
+const search = new StepSearch($("search-box"), {
+  cy,
+  store,
+  beforeShow: () => !TEXT_ONLY.has(root.dataset.view) || setView("graph"),
+});
 const connecting = enableConnecting(cy, store);
 
 // Dragging a step draws a dependency (edgehandles' draw mode); in move mode it moves the
@@ -141,7 +149,12 @@ function setView(view) {
   root.dataset.view = view;
   cy.resize();
   textView.refresh();
-  if (view === "split" || before === "split") minimap.schedule();
+  // The graph got narrower or wider: show the whole plan in what is visible of it now,
+  // rather than leave half of it under the text pane.
+  if (view === "split" || before === "split") {
+    fitVisible(cy);
+    minimap.schedule();
+  }
   return true;
 }
 
@@ -213,6 +226,7 @@ const ACTIONS = {
   "view-graph": () => setView("graph"),
   "view-yaml": () => setView("yaml"),
   "view-json": () => setView("json"),
+  search: () => search.show(),
   "next-problem": () => {
     const items = [...$("problems").querySelectorAll("li.problem")];
     if (!items.length) return;

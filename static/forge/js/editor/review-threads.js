@@ -97,6 +97,8 @@ export class ReviewThreads extends EventTarget {
     if (!button) return;
     const version = this.store.version;
     button.hidden = version.status !== "draft" || !this.user.can_submit;
+    const draftNote = document.getElementById("planner-draft-note"); // the planner's banner
+    if (draftNote) draftNote.hidden = version.status !== "draft";
     const why = this.store.dirty ? "Save your changes first: submitting sends the saved draft as it is" : null;
     button.disabled = button.hidden || Boolean(why);
     button.title = why || `Put v${version.number} up for review as it is`;

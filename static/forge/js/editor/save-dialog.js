@@ -9,7 +9,8 @@ import { toast } from "../common/toast.js";
 import { steps } from "../model/document.js";
 
 export class SaveDialog {
-  constructor(dialog, { api, store, planId, planName = "", replan = null, onSaved, onCreated = null }) {
+  constructor(dialog, { api, store, planId, planName = "", replan = null, onSaved, onCreated = null, commented = () => false }) {
+    this.commented = commented; // whether the YAML text has comments, which a version does not keep
     this.dialog = dialog;
     this.api = api;
     this.store = store;
@@ -45,6 +46,10 @@ export class SaveDialog {
     this.dialog.querySelector(".save-summary").textContent = errors
       ? `The plan has ${errors} error${errors === 1 ? "" : "s"}: it will be saved, but cannot be approved until they are fixed.`
       : "The plan compiles.";
+    if (this.commented()) {
+      this.dialog.querySelector(".save-summary").textContent +=
+        " The comments in the YAML text stay in this editor only: a version stores the plan, not its text.";
+    }
     this.dialog.showModal();
     this.note.focus();
   }

@@ -18,6 +18,7 @@ export const SHORTCUTS = [
   { keys: ["T"], action: "toggle-text", label: "Switch between the graph and the text (YAML)" },
   { keys: ["S"], action: "view-split", label: "Show the graph and the text side by side" },
   { keys: ["E"], action: "next-problem", label: "Go to the next problem" },
+  { keys: ["Mod+F", "/"], action: "search", label: "Find a step by id or description (Enter: next, Shift+Enter: previous)" },
   { keys: ["Escape"], action: "escape", label: "Clear the selection, close dialogs" },
   { keys: ["?"], action: "help", label: "Show these shortcuts" },
 ];

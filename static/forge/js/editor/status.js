@@ -14,6 +14,7 @@ const STATUS_LABELS = {
   approved: "Approved",
   rejected: "Rejected",
   changes_requested: "Changes requested",
+  superseded: "Superseded",
   unsaved: "Not saved yet",
 };
 

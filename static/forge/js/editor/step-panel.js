@@ -66,6 +66,7 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
   toolSelect.dataset.field = "tool";
   const toolInfo = h("p", { class: "hint tool-info" });
   const argsSlot = h("div", { class: "args-slot" });
+  const dataSlot = h("div", { class: "data-slot" }, dataList(doc, step));
   const renderArgs = () => {
     const current = findStep(store.document, stepId) || step;
     const tool = current.tool ? catalogue.byName.get(current.tool) : null;
@@ -79,7 +80,14 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
           : "The agent chooses calls among the allowed tools at run time.";
     argsSlot.replaceChildren();
     if (current.tool || (current.args && Object.keys(current.args).length)) {
-      argsSlot.append(argsForm(tool, current.args, (args) => edit("args", { args })));
+      const onArgs = (args) => {
+        edit("args", { args });
+        // What the step takes from earlier steps follows its arguments.
+        const now = findStep(store.document, stepId);
+        const list = now ? dataList(store.document, now) : null;
+        dataSlot.replaceChildren(...(list ? [list] : []));
+      };
+      argsSlot.append(argsForm(tool, current.args, onArgs, { store, stepId, catalogue }));
     }
   };
   toolSelect.addEventListener("change", () => {
@@ -194,7 +202,7 @@ export function stepPanel(stepId, { store, catalogue, onRenamed }) {
     field("Id", idInput, { error: idError }),
     field("Description", description),
     h("p", { class: "hint deps" }, deps.length ? `Depends on: ${deps.join(", ")}` : "Depends on nothing: a starting step."),
-    dataList(doc, step),
+    dataSlot,
     h("fieldset", {}, h("legend", {}, "Tool"), field("Tool", toolSelect), toolInfo, argsSlot),
     h("fieldset", {}, h("legend", {}, "Tools allowed"), askTools, allowedList),
     h(

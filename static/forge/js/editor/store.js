@@ -1,45 +1,61 @@
-// The editor's state: the document with its undo history, the latest diagnostics, and
-// the saved version it started from. No DOM and no Cytoscape: views listen for its
-// events and call its methods, and the document only ever changes through `edit`,
-// `undo`, `redo` and `markSaved`.
+// The editor's state: the document and where the author placed its steps, with their
+// undo history, the latest diagnostics, and the saved version it started from. No DOM
+// and no Cytoscape: views listen for its events and call its methods, and the document
+// only ever changes through `edit`, `undo`, `redo` and `markSaved`.
 //
 // Events: "document" (detail: {reason}) after every change of the document,
-// "diagnostics" when a compile answers, "version" after a save, "layout" when steps are
-// placed by hand or given back to the automatic layout.
+// "diagnostics" when a compile answers, "version" after a save, "layout" (detail:
+// {reason}) when steps are placed by hand, given back to the automatic layout, or put
+// back by undo and redo. What importing the version's source warned of (a flattened
+// Mermaid decision) stays among the diagnostics while the editor is on that version
+// (model/paint.js withImportNotes).
 //
 // `layout` is where the author placed the steps ({nodeId: [x, y]}), or null for the
 // automatic layout: saved with the version, beside the document and outside its content
-// hash (plans/layout.py), and not in the undo history.
-import { sameDocument } from "../model/document.js";
+// hash (plans/layout.py). The undo history holds both ({document, layout}), so that
+// undo after a move puts the step back, and nothing else.
+import { sameDocument, stepIds } from "../model/document.js";
+import { IMPORT_CODES, withImportNotes } from "../model/paint.js";
 import { canRedo, canUndo, createHistory, record, redo, replacePresent, undo } from "../model/history.js";
 
 export class EditorStore extends EventTarget {
   constructor({ document, diagnostics = [], version }) {
     super();
-    this.history = createHistory(document);
+    this.history = createHistory({ document, layout: positionsOf(version && version.layout) });
     this.savedDocument = document;
     this.version = version;
     this.diagnostics = diagnostics;
+    // What importing this version's source text warned of: kept beside each compile.
+    this.importNotes = importNotes(diagnostics);
     this.compileState = "idle"; // idle | pending | done | failed
     this.documentError = false; // whether the API refused the document before compiling
-    this.layout = positionsOf(version && version.layout);
     this.savedLayout = this.layout;
+    // Functions (next document, reason) -> whether the change may go on; asked before
+    // every change of the document but the text's own (the text view's comments).
+    this.guards = [];
   }
 
   get document() {
-    return this.history.present;
+    return this.history.present.document;
+  }
+
+  get layout() {
+    return this.history.present.layout;
   }
 
   get dirty() {
-    return !sameDocument(this.history.present, this.savedDocument) || !sameLayout(this.layout, this.savedLayout);
+    return !sameDocument(this.document, this.savedDocument) || !sameLayout(this.layout, this.savedLayout);
   }
 
-  // positions: {nodeId: [x, y]} placed by hand, or null for the automatic layout.
-  setLayout(positions) {
+  // positions: {nodeId: [x, y]} placed by hand, or null for the automatic layout. One
+  // step of undo, unless `undoable` is false (steps placed along with an edit: they
+  // belong to that edit's step).
+  setLayout(positions, { undoable = true, reason = "move" } = {}) {
     const next = positions && Object.keys(positions).length ? positions : null;
     if (sameLayout(next, this.layout)) return false;
-    this.layout = next;
-    this.emit("layout", {});
+    const state = { document: this.document, layout: next };
+    this.history = undoable ? record(this.history, state, { now: Date.now() }) : replacePresent(this.history, state);
+    this.emit("layout", { reason });
     return true;
   }
 
@@ -65,7 +81,8 @@ export class EditorStore extends EventTarget {
   edit(change, { key = null, reason = "edit" } = {}) {
     const next = change(this.document);
     if (next === this.document) return false;
-    this.history = record(this.history, next, { key, now: Date.now() });
+    if (reason !== "text" && !this.allowed(next, reason)) return false;
+    this.history = record(this.history, { document: next, layout: this.layout }, { key, now: Date.now() });
     this.emit("document", { reason });
     return true;
   }
@@ -76,20 +93,31 @@ export class EditorStore extends EventTarget {
 
   undo() {
     if (!this.canUndo) return false;
-    this.history = undo(this.history);
-    this.emit("document", { reason: "undo" });
-    return true;
+    return this.travel(undo(this.history), "undo");
   }
 
   redo() {
     if (!this.canRedo) return false;
-    this.history = redo(this.history);
-    this.emit("document", { reason: "redo" });
+    return this.travel(redo(this.history), "redo");
+  }
+
+  travel(history, reason) {
+    const before = this.history.present;
+    const after = history.present;
+    if (after.document !== before.document && !this.allowed(after.document, reason)) return false;
+    this.history = history;
+    // The document first: the graph draws its steps, then puts them where the layout says.
+    if (after.document !== before.document) this.emit("document", { reason });
+    if (after.layout !== before.layout) this.emit("layout", { reason });
     return true;
   }
 
+  allowed(next, reason) {
+    return this.guards.every((guard) => guard(next, reason));
+  }
+
   setDiagnostics(diagnostics, { state = "done", documentError = false } = {}) {
-    this.diagnostics = diagnostics;
+    this.diagnostics = documentError ? diagnostics : withImportNotes(diagnostics, this.importNotes, stepIds(this.document));
     this.compileState = state;
     this.documentError = documentError;
     this.emit("diagnostics", {});
@@ -105,12 +133,12 @@ export class EditorStore extends EventTarget {
   markSaved(version) {
     this.version = version;
     this.savedDocument = version.document;
-    this.layout = positionsOf(version.layout);
+    this.history = replacePresent(this.history, { document: version.document, layout: positionsOf(version.layout) });
     this.savedLayout = this.layout;
-    this.history = replacePresent(this.history, version.document);
     this.diagnostics = version.diagnostics;
+    this.importNotes = importNotes(version.diagnostics);
     this.emit("version", {});
-    this.emit("layout", {});
+    this.emit("layout", { reason: "saved" });
     this.emit("document", { reason: "saved" });
     this.emit("diagnostics", {});
   }
@@ -118,6 +146,10 @@ export class EditorStore extends EventTarget {
   emit(type, detail) {
     this.dispatchEvent(new CustomEvent(type, { detail }));
   }
+}
+
+function importNotes(diagnostics) {
+  return (diagnostics || []).filter((diagnostic) => IMPORT_CODES.has(diagnostic.code));
 }
 
 function positionsOf(layout) {

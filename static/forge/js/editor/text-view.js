@@ -13,6 +13,12 @@
 //
 // Beside the graph (the split view) the text follows every edit of the graph, and the
 // graph every edit of the text that parses.
+//
+// Comments typed in the YAML text survive the graph's edits: the text is rewritten over
+// its own YAML tree (model/yaml-comments.js, loaded when the text view first opens), not
+// written afresh. The last YAML text is kept while the JSON or the graph is shown, so
+// coming back to YAML brings the comments back. An edit that would drop a comment (the
+// removal of the step it sits on) asks first, and is not made unless the author says so.
 import { debounce } from "../common/debounce.js";
 import { sameDocument } from "../model/document.js";
 import { fromText, toText } from "../model/text.js";
@@ -32,6 +38,11 @@ export class TextView {
     this.stale = false; // the document changed elsewhere while the text was broken
     this.marked = null; // the CodeMirror line handle carrying the error marker
     this.filling = false;
+    this.yamlBase = ""; // the last YAML text, whose comments the next rewrite keeps
+    this.baseComments = null; // whether yamlBase has comments (null: not looked yet)
+    this.keeper = null; // model/yaml-comments.js, once loaded
+    this.loading = null;
+    this.prepared = null; // {document, text}: the text the guard already wrote for an edit
     this.read = debounce(() => this.apply(), 400);
     this.cm = createCodeEditor(area, () => {
       if (!this.filling) this.read();
@@ -43,6 +54,59 @@ export class TextView {
         this.showError();
       } else this.fill();
     });
+    store.guards.push((next) => this.keepsComments(next));
+  }
+
+  // Loads the comment keeper (eemeli/yaml: some seventy small modules) once, when the
+  // text is first shown: comments can only be typed there.
+  loadKeeper() {
+    if (!this.loading) {
+      this.loading = import("../model/yaml-comments.js").then(
+        (module) => (this.keeper = module),
+        () => null, // without it the text is written as before, comments and all gone
+      );
+    }
+    return this.loading;
+  }
+
+  // A change of the document may go on unless it drops comments of the YAML text and
+  // the author, asked, says no.
+  keepsComments(next) {
+    if (!this.hasComments || this.problem) return true;
+    const text = this.keeper.withComments(this.yamlBase, next);
+    if (text === null) return true;
+    const lost = this.keeper.lostComments(this.yamlBase, text);
+    if (lost.length) {
+      const listed = lost.slice(0, 5).map((line) => `# ${line}`).join("\n");
+      const more = lost.length > 5 ? `\n(and ${lost.length - 5} more)` : "";
+      const what = lost.length === 1 ? "a comment" : `${lost.length} comments`;
+      const question = `This change removes ${what} from the YAML text:\n\n${listed}${more}\n\nGo on and remove ${lost.length === 1 ? "it" : "them"}? Cancel leaves the plan as it is.`;
+      if (!window.confirm(question)) return false;
+    }
+    this.prepared = { document: next, text };
+    return true;
+  }
+
+  // Whether the YAML text holds comments (that a save does not keep: a version stores the
+  // plan, not its text).
+  get hasComments() {
+    if (!this.keeper || !this.yamlBase.includes("#")) return false;
+    if (this.baseComments === null) this.baseComments = this.keeper.commentsOf(this.yamlBase).length > 0;
+    return this.baseComments;
+  }
+
+  setBase(text) {
+    this.yamlBase = text;
+    this.baseComments = null;
+  }
+
+  // The text of the document in the current format: YAML over the last YAML text, so
+  // that its comments stay.
+  textFor(doc) {
+    if (this.format !== "yaml") return toText(doc, this.format);
+    if (this.prepared && this.prepared.document === doc) return this.prepared.text;
+    const kept = this.hasComments ? this.keeper.withComments(this.yamlBase, doc) : null;
+    return kept === null ? toText(doc, "yaml") : kept;
   }
 
   get visible() {
@@ -63,6 +127,7 @@ export class TextView {
       this.refuse();
       return false;
     }
+    this.loadKeeper();
     this.format = format;
     this.root.hidden = false;
     this.root.dataset.format = format;
@@ -99,7 +164,9 @@ export class TextView {
 
   // Rewrites the text from the document, keeping the cursor and scroll where they were.
   fill() {
-    const text = toText(this.store.document, this.format);
+    const text = this.textFor(this.store.document);
+    this.prepared = null;
+    if (this.format === "yaml") this.setBase(text);
     this.filling = true;
     try {
       if (this.cm) {
@@ -132,6 +199,7 @@ export class TextView {
     }
     this.problem = null;
     this.stale = false;
+    if (this.format === "yaml") this.setBase(this.value);
     this.showError();
     if (!sameDocument(doc, this.store.document)) this.store.replace(doc, { key: "text", reason: "text" });
     return true;

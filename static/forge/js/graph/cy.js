@@ -15,7 +15,7 @@ export function createGraph(container, { size = 0, editable = false } = {}) {
     edgehandlesRegistered = true;
   }
   const large = size > LARGE_GRAPH;
-  return cytoscape({
+  const cy = cytoscape({
     container,
     style: large ? [...STYLE, ...LARGE_STYLE] : STYLE,
     minZoom: 0.02,
@@ -29,4 +29,14 @@ export function createGraph(container, { size = 0, editable = false } = {}) {
     motionBlur: false,
     pixelRatio: large ? 1 : "auto",
   });
+  showTitles(cy, container);
+  return cy;
+}
+
+// A node's whole text (data "title": its id, description and tool, which its label may
+// have had to cut) as the graph's tooltip while the pointer is over it. An attribute,
+// never markup.
+function showTitles(cy, container) {
+  cy.on("mouseover", "node[title]", (event) => container.setAttribute("title", event.target.data("title")));
+  cy.on("mouseout", "node", () => container.removeAttribute("title"));
 }

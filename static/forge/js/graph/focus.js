@@ -45,3 +45,16 @@ export function fitAll(cy) {
   cy.stop();
   cy.animate({ fit: { eles: cy.elements(), padding: 48 }, duration: cy.nodes().length > 400 ? 0 : 200 });
 }
+
+// At once (the container just changed size): the whole plan in view, never blown up
+// past MAX.
+export function fitVisible(cy) {
+  const nodes = cy.nodes("[base]");
+  if (nodes.empty()) return;
+  cy.stop();
+  cy.fit(nodes, 48);
+  if (cy.zoom() > MAX) {
+    cy.zoom(MAX);
+    cy.center(nodes);
+  }
+}

@@ -23,6 +23,16 @@ export const COLOURS = {
 
 export const NODE_WIDTH = 220;
 export const NODE_HEIGHT = 66;
+// One line of a node's label (font-size 11.5 x line-height 1.35), and the padding around.
+const LABEL_LINE = 15.5;
+const LABEL_PADDING = 20;
+
+// A step node's height for its label's line count (data "lines", model/elements.js: a
+// long description wraps instead of being cut), plus `extra` lines a page adds.
+export function heightForLines(extra = 0) {
+  const height = (lines) => LABEL_PADDING + (lines + extra) * LABEL_LINE;
+  return `mapData(lines, 1, 10, ${height(1)}, ${height(10)})`;
+}
 
 export const STYLE = [
   {
@@ -46,6 +56,7 @@ export const STYLE = [
       "min-zoomed-font-size": 6,
     },
   },
+  { selector: "node[lines]", style: { height: heightForLines() } },
   { selector: "node.agent-step", style: { "background-color": "#f8f9fc" } },
   {
     selector: "node.deliverable",

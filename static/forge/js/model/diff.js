@@ -2,7 +2,7 @@
 // dependencies that were removed put back, and each element classed "added", "removed"
 // or "changed" from the API's diff (GET /api/v1/plans/{id}/diff, forge.plan.diff_plans).
 import { findStep } from "./document.js";
-import { edgeId, stepLabel, toElements } from "./elements.js";
+import { edgeId, stepNodeData, toElements } from "./elements.js";
 
 export function diffElements(oldDoc, newDoc, diff) {
   const { nodes, edges } = toElements(newDoc);
@@ -25,7 +25,7 @@ export function diffElements(oldDoc, newDoc, diff) {
     const step = findStep(oldDoc, id) || { id };
     nodes.push({
       group: "nodes",
-      data: { id, stepId: id, kind: "step", label: stepLabel(step, false), deliverable: false },
+      data: { id, stepId: id, kind: "step", ...stepNodeData(step, false), deliverable: false },
       classes: "step removed",
     });
     present.add(id);

@@ -13,7 +13,9 @@ import { dependsOn, effectiveDeliverable, steps } from "./document.js";
 import { dataEdgeLabel, dataEdges, sourceText } from "./references.js";
 
 export const GHOST = "ghost:";
-const LINE = 31;
+// Characters on one line of a node's label: what fits its width (graph/style.js).
+const LINE = 32;
+const DESCRIPTION_LINES = 4;
 
 export function edgeId(dep, stepId) {
   return `${dep}>${stepId}`;
@@ -38,9 +40,49 @@ export function toolLine(step) {
   return allowed.length ? `agent: ${allowed.join(", ")}` : "agent step";
 }
 
-export function stepLabel(step, isDeliverable) {
+// `text` in lines of at most `size` characters, broken between words (a longer word is
+// split), at most `most` lines: past them the last line ends in "…".
+export function wrap(text, size = LINE, most = 1) {
+  const words = String(text || "").split(/\s+/).filter(Boolean);
+  const lines = [];
+  let line = "";
+  for (let word of words) {
+    while (word.length > size) {
+      if (line) lines.push(line);
+      lines.push(word.slice(0, size));
+      word = word.slice(size);
+      line = "";
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= size) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line) lines.push(line);
+  if (lines.length <= most) return lines.length ? lines : [""];
+  const kept = lines.slice(0, most);
+  kept[most - 1] = `${kept[most - 1].slice(0, size - 1)}…`;
+  return kept;
+}
+
+// A step node's label, its line count (graph/style.js sizes the node by it) and its
+// title (the whole text, shown as the graph's tooltip: graph/cy.js). The description
+// wraps over up to DESCRIPTION_LINES lines rather than being cut at one line's width.
+export function stepNodeData(step, isDeliverable) {
   const title = isDeliverable ? `★ ${step.id}` : String(step.id);
-  return [truncate(title), truncate(step.description || "—"), truncate(toolLine(step))].join("\n");
+  const description = String(step.description || "").replace(/\s+/g, " ").trim();
+  const lines = [
+    ...wrap(title, LINE, 2),
+    ...wrap(description || "—", LINE, DESCRIPTION_LINES),
+    ...wrap(toolLine(step), LINE, 2),
+  ];
+  return {
+    label: lines.join("\n"),
+    lines: lines.length,
+    title: [title, description || "no description", toolLine(step)].join("\n"),
+  };
 }
 
 // {nodes: [...], edges: [...]}: each an element definition for cy.add().
@@ -68,7 +110,7 @@ export function toElements(doc) {
         stepId: step.id,
         index,
         kind: "step",
-        label: stepLabel(step, isDeliverable),
+        ...stepNodeData(step, isDeliverable),
         tool: step.tool || "",
         deliverable: isDeliverable,
       },

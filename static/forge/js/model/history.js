@@ -1,4 +1,5 @@
-// Undo and redo as a stack of whole documents. Pure: each function returns a new history.
+// Undo and redo as a stack of whole states (the editor keeps {document, layout}). Pure:
+// each function returns a new history.
 // Documents are immutable values (see document.js), so keeping them costs only the parts
 // an edit replaced. Edits with the same `key` that follow each other within `coalesceMs`
 // (typing in one field) become one step of undo.

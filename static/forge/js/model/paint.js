@@ -5,7 +5,7 @@
 //   cycle                    the cycle's nodes and edges ("cycle")
 //   missing_dependency       the dangling edge and its ghost node, and the step
 //   duplicate_id, unknown_tool, agent_without_tools, tool_unavailable,
-//   unauthorized_tool, invalid_args, invalid_check
+//   unauthorized_tool, host_not_allowed, invalid_args, invalid_check
 //                            a badge on the step naming the problem
 //   nonterminal_deliverable  the deliverable ("bad-deliverable") and its outgoing edges;
 //                            the steps that depend on it are only named
@@ -13,6 +13,10 @@
 //   unreachable_deliverable  the steps that lead nowhere ("unreachable")
 //   invalid_reference        a "bad reference" badge on the step, and its data edge
 //   approval_required        an "approval" badge
+//   flattened_decision       a "decision flattened" badge on the decision, its edges to
+//                            the branches (which all run) amber; the branches only named
+// Any other code (one this table has not met yet) still paints its steps and edges in
+// its severity's colour and the d-<code> class, without a badge.
 // A diagnostic that names no element (a budget warning) is a plan-level problem only.
 import { dataEdgeId, edgeId, elementForStep } from "./elements.js";
 
@@ -22,11 +26,13 @@ export const BADGES = {
   agent_without_tools: "choose tools",
   tool_unavailable: "server down",
   unauthorized_tool: "not allowed",
+  host_not_allowed: "host refused",
   invalid_args: "invalid args",
   invalid_check: "invalid check",
   invalid_reference: "bad reference",
   repeats_side_effect: "repeats effect",
   approval_required: "approval",
+  flattened_decision: "decision flattened",
 };
 
 const CODE_CLASSES = {
@@ -38,7 +44,23 @@ const CODE_CLASSES = {
 };
 
 const RANK = { error: 0, warning: 1, info: 2 };
-const FIRST_NODE_ONLY = new Set(["nonterminal_deliverable"]);
+const FIRST_NODE_ONLY = new Set(["nonterminal_deliverable", "flattened_decision"]);
+
+// Diagnostics about the source text a version was imported from, not about its document
+// (forge.plan.formats: a Mermaid decision whose branches all run). Compiling the document
+// cannot find them again, so the editor keeps them beside each compile's answer while it
+// is on that version (keep in step with the warnings forge.plan.import_plan gives).
+export const IMPORT_CODES = new Set(["flattened_decision"]);
+
+// `diagnostics` (a compile's answer) with the import `notes` whose first step is still in
+// the document (`stepIds`), placed after the warnings and before the infos.
+export function withImportNotes(diagnostics, notes, stepIds) {
+  const ids = new Set(stepIds);
+  const kept = (notes || []).filter((note) => (note.nodes || []).length && ids.has(note.nodes[0]));
+  if (!kept.length) return diagnostics;
+  const infos = diagnostics.filter((d) => d.severity === "info");
+  return [...diagnostics.filter((d) => d.severity !== "info"), ...kept, ...infos];
+}
 
 // nodeIds, edgeIds: Sets of the element ids in the graph.
 // Returns {nodes: Map(id -> {classes:Set, badges:[{text, severity}]}), edges: Map(id ->

@@ -10,17 +10,19 @@ export const LITERAL = "$literal";
 
 const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
 
-function pathText(raw) {
+// A path as forge/plan/references.py writes it: dotted, or a JSON list when a key holds
+// a dot.
+export function pathText(raw) {
   if (Array.isArray(raw)) {
     const segments = raw.map(String);
-    // as forge/plan/references.py writes it: a JSON list when a key holds a dot
     const listed = `[${segments.map((s) => JSON.stringify(s)).join(", ")}]`;
     return segments.some((s) => s.includes(".") || !s) ? listed : segments.join(".");
   }
   return typeof raw === "string" ? raw : "";
 }
 
-function placeText(at) {
+// An argument's place: "content", "env.NOTE", "argv[2]".
+export function placeText(at) {
   let text = "";
   for (const item of at) text += typeof item === "number" ? `[${item}]` : text ? `.${item}` : item;
   return text || "the arguments";
@@ -128,4 +130,52 @@ export function renameInArgs(args, oldId, newId) {
   };
   const next = walk(args);
   return changed ? next : args;
+}
+
+// {"$from": step, "path": ...} from a path as typed: dotted ("notes.lines.0"), a JSON list
+// of segments for keys that hold a dot, or empty for the whole output.
+export function fromReference(step, typed = "") {
+  const text = String(typed).trim();
+  if (text.startsWith("[")) {
+    try {
+      const segments = JSON.parse(text);
+      if (Array.isArray(segments) && segments.every((s) => typeof s === "string")) return { [FROM]: step, path: segments };
+    } catch {
+      // not a list: the text is a dotted path, and the compiler says what is wrong with it
+    }
+  }
+  return text ? { [FROM]: step, path: text } : { [FROM]: step };
+}
+
+// {step, path} of a value that is exactly one reference (what a chip shows), else null.
+// Anything more ({"$from": ..., "extra": 1}) is the compiler's to judge, and stays JSON.
+export function referenceOf(value) {
+  if (!isObject(value) || typeof value[FROM] !== "string" || !value[FROM]) return null;
+  if (Object.keys(value).some((key) => key !== FROM && key !== "path")) return null;
+  if (value.path !== undefined && typeof value.path !== "string" && !Array.isArray(value.path)) return null;
+  return { step: value[FROM], path: pathText(value.path) };
+}
+
+// Whether a value is a `$join` the form can show part by part (text and references).
+export function isJoin(value) {
+  return (
+    isObject(value) &&
+    Object.keys(value).length === 1 &&
+    Array.isArray(value[JOIN]) &&
+    value[JOIN].every((part) => typeof part === "string" || typeof part === "number" || referenceOf(part))
+  );
+}
+
+// The operator that text typed into a field spells as JSON ({"$from": ...}, {"$join":
+// ...}, {"$literal": ...}), or null: text that is not one is text.
+export function readTypedOperator(text) {
+  const trimmed = String(text).trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return null;
+  let value;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return null;
+  }
+  return isOperator(value) ? value : null;
 }

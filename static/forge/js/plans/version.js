@@ -1,5 +1,6 @@
-// A version's page: its graph painted with its stored diagnostics, the problems list, and
-// the review form. Test hook: window.forge.graph = {cy, ready}.
+// A version's page: its graph painted with its stored diagnostics, every step's details
+// (common/step-details.js), the problems list, and the review form. Test hook:
+// window.forge.graph = {cy, ready, table}.
 import { readInitialData } from "../common/initial-data.js";
 import { focusElements } from "../graph/focus.js";
 import { drawMilestones } from "../graph/milestones.js";
@@ -9,6 +10,8 @@ import { createViewer } from "../graph/viewer.js";
 import { steps } from "../model/document.js";
 import { Api } from "../common/api.js";
 import { replaceChildren } from "../common/dom.js";
+import { StepTable, followSelection } from "../common/step-details.js";
+import { pausesFromDiagnostics } from "../model/step-details.js";
 import { threadsSection } from "../review/threads.js";
 import { bindReview } from "./review.js";
 
@@ -27,7 +30,13 @@ const ready = layout().then(() => {
   drawMilestones(cy, version.document);
   return window.forge.graph;
 });
-window.forge = Object.assign(window.forge || {}, { graph: { cy, ready } });
+// Every step's details below the graph, the selected one highlighted (and the other way
+// round). Whether a step pauses is known from the diagnostics of a version that compiles.
+const table = new StepTable(document.getElementById("step-table"), { onSelect: (id) => focusElements(cy, [id]) });
+const pauses = version.has_errors ? null : pausesFromDiagnostics(version.diagnostics);
+table.show(steps(version.document).map((step) => ({ step, pauses })));
+followSelection(cy, table);
+window.forge = Object.assign(window.forge || {}, { graph: { cy, ready, table } });
 bindReview(document.getElementById("review-form"), { api: data.api, planId: data.plan.id, number: version.number });
 
 // Review threads: the whole version's, and the selected step's (GET versions/{id}/threads).

@@ -1,11 +1,13 @@
-// The side panel of one step of the selected replan: its fate, what it was in each
-// version (status, tool and arguments), the result it kept or the failure it caused, and
-// what changed between the versions. Built with textContent only (common/dom.js).
+// The side panel of one step of the selected replan: its fate, its status in each
+// version, the result it kept or the failure it caused, what changed between the
+// versions, and the step's details as the other review pages show them
+// (common/step-details.js). Built with textContent only (common/dom.js).
 import { h, replaceChildren } from "../common/dom.js";
+import { stepElement } from "../common/step-details.js";
 import { findStep } from "../model/document.js";
 import { statusWords } from "./model.js";
 
-const FATE_WORDS = {
+export const FATE_WORDS = {
   failed: "failed",
   kept: "kept its result",
   added: "added",
@@ -15,18 +17,22 @@ const FATE_WORDS = {
   waiting: "outside the reset",
 };
 
-function pretty(value) {
-  return JSON.stringify(value, null, 2);
-}
-
 function short(value) {
   if (value === undefined || value === null) return "—";
   const text = typeof value === "string" ? value : JSON.stringify(value);
   return text.length > 120 ? `${text.slice(0, 119)}…` : text;
 }
 
-export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, statuses }) {
-  const step = (newDoc && findStep(newDoc, id)) || findStep(oldDoc, id) || { id };
+// Which version's step the details show: the new version's when it has the step, else
+// the one that failed.
+export function shownVersion(replan, info) {
+  return replan.to && info.inNew ? replan.to : replan.from;
+}
+
+// `pauses` and `resolved`: per version number, as the page data hands them over.
+export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, statuses, pauses = {}, resolved = {} }) {
+  const version = shownVersion(replan, info);
+  const step = (version === replan.to ? findStep(newDoc, id) : findStep(oldDoc, id)) || { id };
   const before = (statuses[String(replan.from)] || {})[id];
   const after = replan.to ? (statuses[String(replan.to)] || {})[id] : undefined;
   const parts = [
@@ -38,12 +44,10 @@ export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, st
       h("button", { type: "button", class: "link small", dataset: { action: "close-detail" }, text: "close" }),
     ),
   ];
-  if (step.description) parts.push(h("p", { class: "small", text: step.description }));
   const meta = [];
   if (info.inOld) meta.push(h("dt", { text: `In v${replan.from}` }), h("dd", { text: statusWords(before || "pending") }));
   if (replan.to && info.inNew) meta.push(h("dt", { text: `In v${replan.to}` }), h("dd", { text: statusWords(after || "pending") }));
   if (info.reset) meta.push(h("dt", { text: "Reset" }), h("dd", { text: `yes: ${replan.failure.step === id ? "the failed step" : `a descendant of ${replan.failure.step}`}` }));
-  meta.push(h("dt", { text: "Tool" }), h("dd", {}, step.tool ? h("code", { text: step.tool }) : `agent: ${(step.tools_allowed || []).join(", ") || "—"}`));
   parts.push(h("dl", { class: "meta" }, meta));
   if (id === replan.failure.step) {
     const failure = [h("p", { class: "failure-reason", text: replan.failure.error || `${replan.failure.verb}` })];
@@ -63,9 +67,8 @@ export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, st
       h("ul", { class: "diff-changes" }, info.changes.map((change) => h("li", { class: "changed" }, h("strong", { text: change.field }), h("div", { class: "fields", text: `${short(change.before)} → ${short(change.after)}` })))),
     );
   }
-  if (step.tool && step.args && Object.keys(step.args).length) {
-    parts.push(h("h3", { text: `Arguments${info.inNew && replan.to ? ` in v${replan.to}` : ` in v${replan.from}`}` }), h("pre", { class: "json", text: pretty(step.args) }));
-  }
+  const key = String(version);
+  parts.push(h("h3", { text: `The step in v${version}` }), stepElement(step, { pauses: pauses[key], resolved: (resolved[key] || {})[id] }));
   replaceChildren(section, parts);
   section.hidden = false;
   section.dataset.step = id;

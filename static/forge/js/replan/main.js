@@ -1,12 +1,15 @@
 // The replan view: pick a replan in the lineage and see both of its versions on one
 // graph (model.js: fates, the reset subgraph as a group; layout.js; style.js), its panel
-// beside it (rendered by the server), and a step's details on click. `?replan=N` names
-// the replan shown, so a link can point at one. Test hook:
-// window.forge.replan = {cy, ready, select(n), fates, selected}.
+// beside it (rendered by the server), a step's details on click, and every step's details
+// in the table below the graph (common/step-details.js). `?replan=N` names the replan
+// shown, so a link can point at one. Test hook:
+// window.forge.replan = {cy, ready, select(n), fates, selected, table}.
 import { readInitialData } from "../common/initial-data.js";
+import { StepTable, followSelection } from "../common/step-details.js";
 import { focusElements } from "../graph/focus.js";
 import { createViewer } from "../graph/viewer.js";
-import { renderStepDetail } from "./detail.js";
+import { findStep } from "../model/document.js";
+import { FATE_WORDS, renderStepDetail, shownVersion } from "./detail.js";
 import { layoutReplan } from "./layout.js";
 import { GROUP_ID, replanElements } from "./model.js";
 import { REPLAN_STYLE } from "./style.js";
@@ -21,7 +24,9 @@ const { cy } = createViewer(document.getElementById("graph"), {
 });
 cy.style().fromJson([...cy.style().json(), ...REPLAN_STYLE]).update();
 
-const hook = { cy, ready: Promise.resolve(), fates: new Map(), selected: 0, select };
+const table = new StepTable(document.getElementById("step-table"), { onSelect: (id) => showStep(id, { focus: true }) });
+followSelection(cy, table);
+const hook = { cy, ready: Promise.resolve(), fates: new Map(), selected: 0, select, table };
 window.forge = Object.assign(window.forge || {}, { replan: hook });
 
 function current() {
@@ -50,6 +55,7 @@ function select(index, { push = true } = {}) {
   const { oldDoc, newDoc } = current();
   const { nodes, edges, fates } = replanElements(replan, oldDoc, newDoc, data.statuses);
   hook.fates = fates;
+  showSteps(replan, oldDoc, newDoc);
   cy.elements().remove();
   cy.add([...nodes, ...edges]);
   page.dataset.state = "drawing";
@@ -60,11 +66,27 @@ function select(index, { push = true } = {}) {
   return hook.ready;
 }
 
+// Every step of the replan, each as the version the detail panel shows wrote it, tagged
+// with its fate.
+function showSteps(replan, oldDoc, newDoc) {
+  const items = [];
+  for (const [id, info] of hook.fates) {
+    const version = shownVersion(replan, info);
+    const step = findStep(version === replan.to ? newDoc : oldDoc, id);
+    if (!step) continue;
+    const key = String(version);
+    const fate = info.fate === "kept" && !replan.resume ? "keeps its result if unchanged" : FATE_WORDS[info.fate];
+    items.push({ step, pauses: data.pauses[key], resolved: (data.resolved[key] || {})[id], mark: { kind: info.fate, text: `${fate} · v${version}` } });
+  }
+  table.highlight(null);
+  table.show(items);
+}
+
 function showStep(id, { focus = false } = {}) {
   const info = hook.fates.get(id);
   if (!info) return;
   const { replan, oldDoc, newDoc } = current();
-  renderStepDetail(detail, { id, info, replan, oldDoc, newDoc, statuses: data.statuses });
+  renderStepDetail(detail, { id, info, replan, oldDoc, newDoc, statuses: data.statuses, pauses: data.pauses, resolved: data.resolved });
   if (focus) focusElements(cy, [id]);
 }
 
@@ -82,6 +104,11 @@ page.addEventListener("click", (event) => {
   if (event.target.closest("[data-action=close-detail]")) {
     detail.hidden = true;
     cy.elements(":selected").unselect();
+    return;
+  }
+  const chosen = event.target.closest("#step-detail [data-select-step]");
+  if (chosen) {
+    focusElements(cy, [chosen.dataset.selectStep]);
     return;
   }
   const focus = event.target.closest("[data-focus]");

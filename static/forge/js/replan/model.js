@@ -16,7 +16,7 @@
 // ("✕ failed in v1 · changed in v2").
 import { diffElements } from "../model/diff.js";
 import { findStep } from "../model/document.js";
-import { stepLabel } from "../model/elements.js";
+import { stepNodeData } from "../model/elements.js";
 
 export const GROUP_ID = "replan:reset";
 export const NO_CHANGES = {
@@ -125,9 +125,12 @@ export function replanElements(replan, oldDoc, newDoc, statuses = {}) {
     const step = (resumed && findStep(newDoc, id)) || findStep(oldDoc, id) || { id };
     const classes = ["step", step.tool ? "tool-step" : "agent-step", `r-${info.fate}`];
     if (info.fate === "failed" && !info.inNew && resumed) classes.push("r-gone");
+    const shown = stepNodeData(step, node.data.deliverable);
     const data = {
       ...node.data,
-      label: `${stepLabel(step, node.data.deliverable)}\n${info.line}`,
+      label: `${shown.label}\n${info.line}`,
+      lines: shown.lines + 1,
+      title: `${shown.title}\n${info.line}`,
       fate: info.fate,
       base: classes.join(" "),
     };

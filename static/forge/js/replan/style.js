@@ -1,9 +1,8 @@
 // The replan graph's additions to the plan stylesheet (graph/style.js), as data: one
-// colour per fate (model.js), the reset subgraph as a dashed amber outline around its
-// steps, and a taller node for the fourth label line. review.css uses the same colours
-// for the legend and the chips. Added is blue here, not the diff page's green, because
-// green means "kept its result" on the run pages.
-import { NODE_HEIGHT } from "../graph/style.js";
+// colour per fate (model.js) and the reset subgraph as a dashed amber outline around its
+// steps (a node's fate line is counted in its label's lines by model.js, which sizes it).
+// review.css uses the same colours for the legend and the chips. Added is blue here, not
+// the diff page's green, because green means "kept its result" on the run pages.
 
 export const REPLAN_COLOURS = {
   failed: "#d92d20",
@@ -23,7 +22,6 @@ export const REPLAN_COLOURS = {
 const C = REPLAN_COLOURS;
 
 export const REPLAN_STYLE = [
-  { selector: "node.step", style: { height: NODE_HEIGHT + 16 } },
   {
     selector: "node.reset-group",
     style: {

@@ -5,7 +5,7 @@
 // server checks again who may decide (never the version's author) and whether the item
 // still waits; its refusal is shown as it came, or in `onRefused`'s words when it takes
 // the refusal (returns a sentence), and the form is usable again. On success
-// `onDecided(decision)` takes the item away.
+// `onDecided(decision, answer)` takes the item away (`answer`: the server's).
 import { ApiError } from "../common/api.js";
 
 // Refusals that mean the item changed since the page was drawn (someone decided first,
@@ -33,9 +33,9 @@ export function bindDecision(form, { api, onDecided, onRefused = async () => nul
     try {
       const body = { comment: form.elements.comment.value };
       if (decision === "approve" && form.dataset.previewHash) body.preview_hash = form.dataset.previewHash;
-      await api.post(`${form.dataset.endpoint}/${decision}`, body);
+      const answer = await api.post(`${form.dataset.endpoint}/${decision}`, body);
       form.dataset.state = "done";
-      onDecided(decision);
+      onDecided(decision, answer);
     } catch (problem) {
       form.dataset.state = "refused";
       let sentence = null;

@@ -6,6 +6,7 @@
 //   POST threads/{id}/resolve | reopen; then `onChange()` reloads the list.
 import { ApiError } from "../common/api.js";
 import { h } from "../common/dom.js";
+import { utcTime } from "../model/time.js";
 
 const REASONS = { changed: "outdated: the step changed since", removed: "outdated: the step was removed since" };
 
@@ -47,7 +48,7 @@ export function threadView(thread, { api, canComment, onChange }) {
           { class: "comment", dataset: { author: comment.author } },
           h("span", { class: "who" }, comment.author),
           " ",
-          h("time", { class: "muted small", datetime: comment.created_at }, new Date(comment.created_at).toLocaleString()),
+          h("time", { class: "muted small", datetime: comment.created_at }, utcTime(comment.created_at)),
           h("p", { class: "body" }, comment.body),
         ),
       ),

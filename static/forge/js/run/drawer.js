@@ -1,13 +1,15 @@
 // The step drawer: everything about one step of the run. Its arguments (from the plan
 // version's document), output, contract verdict, error, attempts with their logs and
 // artifacts (GET /runs/{id}/records), timing, tokens and cost; and what a person can do
-// to it: approve or reject it while it waits, reconcile it after an interruption.
+// to it: approve or reject it while it waits, reconcile it after an interruption, and
+// run the run again from it once the run has stopped (rerun.js).
 //
 // A waiting step shows its preview (what it will do) above the decision, and an approval
 // posts the hash of the preview shown. When the server answers 409 preview_changed (the
 // step shows another preview now), the drawer says so, asks the page to catch up, and
 // shows the new preview when its event arrives. A failed step lists the artifacts of its
-// failed attempt (build logs, ...) first, linked to their downloads.
+// failed attempt (build logs, ...) first, linked to their downloads. A waiting step
+// also shows who must approve it (step-rules.js).
 //
 // Every value is shown with textContent (JSON pretty-printed into <pre>), so a step's
 // output is words on the page, never markup. The drawer redraws only when its step
@@ -15,7 +17,10 @@
 import { h, replaceChildren } from "../common/dom.js";
 import { previewCard } from "../common/preview-card.js";
 import { findStep } from "../model/document.js";
-import { CHANGED_SENTENCE } from "../model/preview.js";
+import { CHANGED_SENTENCE, refusalOf } from "../model/preview.js";
+import { utcTime } from "../model/time.js";
+import { canRerun } from "./rerun.js";
+import { stepRulesSection } from "./step-rules.js";
 import { describe } from "./words.js";
 import { STEP_LABELS } from "./state.js";
 import { formatDuration } from "./timeline.js";
@@ -25,7 +30,7 @@ const PREVIEW_LIMIT = 64 * 1024;
 const FAILED = new Set(["failed", "invalid"]);
 
 export class StepDrawer {
-  constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep, onStale }) {
+  constructor(aside, { api, runId, user, onClose, onApprove, onReject, onReconcile, onOpenStep, onStale, onRerun }) {
     this.aside = aside;
     this.api = api;
     this.runId = runId;
@@ -33,7 +38,7 @@ export class StepDrawer {
     this.title = aside.querySelector("#drawer-title");
     this.badge = aside.querySelector("#drawer-status");
     this.body = aside.querySelector("#drawer-body");
-    this.actions = { onApprove, onReject, onReconcile, onStale };
+    this.actions = { onApprove, onReject, onReconcile, onStale, onRerun };
     // step id -> the preview hash an approval was refused for (409 preview_changed).
     this.stale = new Map();
     this.stepId = null;
@@ -80,9 +85,14 @@ export class StepDrawer {
   update(state, doc) {
     if (this.aside.hidden || this.stepId === null) return;
     const step = state.steps[this.stepId];
-    const key = [step, doc];
+    // "Run again from here" is offered once the run stopped, to whoever may start runs.
+    const rerunnable = Boolean(this.actions.onRerun && this.user.can_start && canRerun(state));
+    const key = [step, doc, rerunnable];
     if (this.shown && this.shown.every((item, index) => item === key[index])) return;
     this.shown = key;
+    this.rerunnable = rerunnable;
+    this.rerunOf = state.rerunOf;
+    this.byAgent = (state.agentSteps || []).includes(this.stepId) ? state.startedBy : null;
     this.render(step, findStep(doc, this.stepId));
     const recordsKey = step ? `${step.status}:${step.attempt}` : "none";
     if (this.recordsKey !== recordsKey) {
@@ -103,8 +113,9 @@ export class StepDrawer {
       sections.push(h("p", { class: "muted", text: "This step is not part of the run's current version." }));
     } else {
       sections.push(this.meta(step, planStep));
+      if (this.rerunnable) sections.push(this.rerun());
       if (status === "awaiting_approval") sections.push(this.approval(step));
-      if (status === "ready") sections.push(this.slotWait());
+      if (status === "ready") sections.push(this.byAgent ? this.agentWait(this.byAgent) : this.slotWait());
       if (status === "needs_reconciliation") sections.push(this.reconcile(step));
       // A waiting or interrupted step's reason is already in its action box.
       if (step.error && status !== "awaiting_approval" && status !== "needs_reconciliation") sections.push(section("Error", h("pre", { class: "json error-text", dataset: { field: "error" }, text: step.error })));
@@ -137,16 +148,31 @@ export class StepDrawer {
     const rows = [
       ["Tool", step.tool || (planStep && planStep.tool) || (planStep && planStep.tools_allowed ? `agent: ${planStep.tools_allowed.join(", ")}` : "—")],
       ["Attempt", String(step.attempt)],
-      ["Started", time(step.startedAt)],
-      ["Finished", time(step.finishedAt)],
+      // To the second, as the run page's head writes the run's start.
+      ["Started", utcTime(step.startedAt, { seconds: true })],
+      ["Finished", utcTime(step.finishedAt, { seconds: true })],
       ["Duration", step.startedAt && step.finishedAt ? formatDuration(Date.parse(step.finishedAt) - Date.parse(step.startedAt)) : "—"],
       ["Tool time", step.latencyMs === null || step.latencyMs === undefined ? "—" : formatDuration(step.latencyMs)],
       ["Tokens", Number(step.tokens || 0).toLocaleString("en")],
       ["Cost", step.cost ? `$${Number(step.cost).toFixed(4)}` : "$0"],
     ];
+    if (step.kept) rows.push(["Kept", `from run #${this.rerunOf}: its recorded output, not run again`]);
     if (step.approvedBy) rows.push(["Approved by", step.approvedBy]);
     if (step.argsHash) rows.push(["Arguments hash", `${step.argsHash.slice(0, 16)}…`]);
     return h("dl", { class: "meta drawer-meta" }, rows.map(([term, value]) => [h("dt", { text: term }), h("dd", { text: value })]));
+  }
+
+  rerun() {
+    const button = h("button", { type: "button", class: "secondary", id: "rerun-from", text: "Run again from here…" });
+    const stepId = this.stepId;
+    button.addEventListener("click", () => this.actions.onRerun(stepId));
+    return h(
+      "section",
+      { class: "drawer-action rerun", dataset: { field: "rerun" } },
+      h("h3", { text: "Run again" }),
+      h("p", { class: "muted small", text: "A new run of this version from this step: it and everything downstream run again, every other step keeps the output this run recorded." }),
+      button,
+    );
   }
 
   // A ready step waits for a worker slot (FORGE_WORKER_CONCURRENCY per worker).
@@ -159,6 +185,16 @@ export class StepDrawer {
     );
   }
 
+  // A ready step of an agent's run waits for the agent's call through the gateway.
+  agentWait(startedBy) {
+    return h(
+      "section",
+      { class: "drawer-action slot", dataset: { field: "agent-wait" } },
+      h("h3", { text: "Waiting for the agent" }),
+      h("p", { class: "muted small", text: `${startedBy}'s agent executes this step: it starts when the agent calls the step's tool through Forge's gateway with exactly the approved arguments. No worker takes it.` }),
+    );
+  }
+
   approval(step) {
     const box = h("section", { class: "drawer-action waiting", dataset: { focus: "approval" } }, h("h3", { text: "Waiting for approval" }));
     const refused = this.stale.get(this.stepId);
@@ -167,6 +203,13 @@ export class StepDrawer {
     }
     box.append(h("p", { class: "small", text: step.error || "The plan requires a person's approval before this step runs." }));
     box.append(h("h3", { text: "What it will do" }), previewCard(step.preview));
+    // Who must approve it: an approval the rules do not find enough yet is counted and
+    // the step keeps waiting, so the table is asked again after each approval.
+    const rules = stepRulesSection(this.api, this.runId, this.stepId);
+    box.append(rules.box);
+    // A call its runner will refuse is never approvable: the card says why and what to
+    // change; rejecting it (which asks for a replan) is what is left.
+    const cannotRun = Boolean(refusalOf(step.preview));
     if (!this.user.can_approve) {
       box.append(h("p", { class: "muted small", text: "An approver who did not write this version must approve it." }));
       return box;
@@ -176,9 +219,9 @@ export class StepDrawer {
     }
     const comment = h("textarea", { id: "approval-comment", name: "comment", rows: 3, maxlength: 10000, placeholder: "What you checked" });
     const error = h("p", { class: "error", role: "alert", hidden: true });
-    const approve = h("button", { type: "submit", value: "approve", id: "approve-step", text: "Approve" });
+    const approve = cannotRun ? null : h("button", { type: "submit", value: "approve", id: "approve-step", text: "Approve" });
     const reject = h("button", { type: "submit", value: "reject", id: "reject-step", class: "danger", text: "Reject" });
-    const form = h("form", { class: "approval-form" }, h("label", { for: "approval-comment", text: "Comment" }), comment, error, h("div", { class: "buttons" }, approve, reject));
+    const form = h("form", { class: "approval-form", dataset: { refused: String(cannotRun) } }, h("label", { for: "approval-comment", text: "Comment" }), comment, error, h("div", { class: "buttons" }, approve, reject));
     const stepId = this.stepId;
     const shown = step.previewHash;
     form.addEventListener("submit", async (event) => {
@@ -188,7 +231,7 @@ export class StepDrawer {
         await this.act(form, error, () => this.actions.onReject(stepId, comment.value));
         return;
       }
-      await this.act(form, error, () => this.actions.onApprove(stepId, comment.value, shown || null), (problem) => {
+      const approving = this.act(form, error, () => this.actions.onApprove(stepId, comment.value, shown || null), (problem) => {
         if (problem.code !== "preview_changed") return false;
         // The step shows another preview now: say so plainly and fetch it (the page
         // catches up on the events it may have missed; the drawer redraws with them).
@@ -197,6 +240,8 @@ export class StepDrawer {
         if (this.actions.onStale) this.actions.onStale();
         return true;
       });
+      await approving;
+      rules.load();
     });
     box.append(form);
     return box;
@@ -387,13 +432,6 @@ function verdictSection(verdict, doneWhen) {
     if (rowsNode.length) parts.push(h("dl", { class: "meta" }, rowsNode));
   }
   return section("Contract", ...parts);
-}
-
-function time(value) {
-  if (!value) return "—";
-  const date = new Date(value);
-  // Swedish dates read as ISO 8601: 2025-01-31 09:05:00.
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString("sv-SE");
 }
 
 function size(bytes) {

@@ -124,7 +124,8 @@ export class RunGraph {
 function statusLine(step, status, inReset, kept, state) {
   let text = `● ${STEP_LABELS[status] || status}`;
   if (step && step.attempt > 1) text += ` · attempt ${step.attempt}`;
-  if (kept && state.lastResume && state.status !== "needs_replan") text += ` · kept from v${state.lastResume.fromVersion}`;
+  if (step && step.kept && state.rerunOf !== null) text += ` · kept from #${state.rerunOf}`;
+  else if (kept && state.lastResume && state.status !== "needs_replan") text += ` · kept from v${state.lastResume.fromVersion}`;
   else if (kept) text += " · kept";
   else if (inReset && status !== "failed" && status !== "invalid") text += " · will re-run";
   return text;

@@ -16,8 +16,9 @@ import { StepDrawer } from "./drawer.js";
 import { RunGraph } from "./graph.js";
 import { Panels } from "./panels.js";
 import { ReplanPanel } from "./replan.js";
+import { RerunDialog } from "./rerun.js";
 import { EventSequencer } from "./sequence.js";
-import { applyEvents, fromDetail, isFinal, stepsWithStatus, summary } from "./state.js";
+import { applyEvents, fromDetail, isFinal, stepsWithStatus, summary, withReplanNotes } from "./state.js";
 import { RunStream } from "./stream.js";
 import { Timeline } from "./timeline.js";
 
@@ -27,7 +28,8 @@ const skew = Date.parse(data.server_time) - Date.now();
 const now = () => Date.now() + skew;
 const root = document.getElementById("run-page");
 
-let state = fromDetail(data.run);
+// The planner's notes since the run last needed a replan come beside the detail.
+let state = withReplanNotes(fromDetail(data.run), data.replan_notes);
 const documents = new Map([[state.version, data.document]]);
 let shownVersion = state.version;
 const sequencer = new EventSequencer(state.lastSeq);
@@ -53,6 +55,7 @@ const replan = new ReplanPanel(document.getElementById("replan-panel"), {
   policy: data.policy,
   onResume: (number) => act(() => api.post(`runs/${state.runId}/resume`, { version: number }), `Resumed on v${number}`),
 });
+const rerunDialog = data.user.can_start ? new RerunDialog(document.getElementById("rerun-dialog"), { api, runId: state.runId, urls: data.urls }) : null;
 const drawer = new StepDrawer(document.getElementById("step-drawer"), {
   api,
   runId: state.runId,
@@ -60,13 +63,16 @@ const drawer = new StepDrawer(document.getElementById("step-drawer"), {
   onClose: () => graph.unselect(),
   onOpenStep: (id) => openStep(id),
   // The approval binds the preview the approver saw (409 preview_changed otherwise).
+  // Under approval rules an approval may count without being enough: the step's rules
+  // in the answer say what it still waits for.
   onApprove: (id, comment, previewHash) =>
-    act(() => api.post(`runs/${state.runId}/steps/${id}/approve`, { comment, preview_hash: previewHash }), `Approved ${id}`),
+    act(() => api.post(`runs/${state.runId}/steps/${id}/approve`, { comment, preview_hash: previewHash }), (answer) => approvedWords(id, answer)),
   onReject: (id, comment) => act(() => api.post(`runs/${state.runId}/steps/${id}/reject`, { comment }), `Rejected ${id}`),
   onReconcile: (id, status, output) =>
     act(() => api.post(`runs/${state.runId}/steps/${id}/reconcile`, { status, output }), `Reconciled ${id}`),
   // The step shows another preview than the page did: fetch the events it missed.
   onStale: () => catchUp().catch(() => toast("Could not load the new preview: reload the page.", { kind: "error" })),
+  onRerun: rerunDialog ? (id) => rerunDialog.open(state, [id]) : null,
 });
 const stream = new RunStream(data.socket, {
   after: () => sequencer.lastSeq,
@@ -92,9 +98,16 @@ function openStep(id, focus = "") {
 // An action: the API call, a short confirmation, and the stream reopened if it had
 // stopped (a finished run can still be reconciled). Errors go back to the caller's form.
 async function act(call, done) {
-  await call();
-  toast(done, { kind: "success" });
+  const answer = await call();
+  toast(typeof done === "function" ? done(answer) : done, { kind: "success" });
   stream.start();
+}
+
+function approvedWords(id, answer) {
+  const step = ((answer && answer.steps) || []).find((candidate) => candidate.step_id === id);
+  if (!step || step.status !== "awaiting_approval" || !step.rules) return `Approved ${id}`;
+  const open = step.rules.filter((rule) => !rule.satisfied).map((rule) => `rule ${rule.id} ${rule.lacking}`);
+  return open.length ? `Your approval of ${id} counts; it still waits: ${open.join("; ")}` : `Approved ${id}`;
 }
 
 // --- Events ------------------------------------------------------------------------------
@@ -173,7 +186,7 @@ async function render() {
     }
   }
   const at = now();
-  panels.render(state, at);
+  panels.render(state, at, currentDocument());
   replan.render(state);
   graph.noticeMoves();
   graph.paint(state);

@@ -1,13 +1,16 @@
 // The parts of the run page around the graph: the header (status, version, live state,
-// duration, cancel), the banner that says what the run waits for, the budget gauges,
-// the step counts, and the list of steps that need a person (a waiting step with what it
-// will do: its preview's kind and summary, a warning when it has none). Built with
-// dom.js's h(): every text goes in as text.
+// duration, cancel), the banner that says what the run waits for (the run's own
+// blocked_reason: each step or milestone waiting and the role that can act; a milestone
+// by its title, linked to where it is reviewed; while it needs a replan, where the
+// planner is), the budget gauges, the step counts, and the list of what needs a person
+// (a waiting step with what it will do: its preview's kind and summary, a warning when it
+// has none; a step to reconcile; a milestone to review). Built with dom.js's h(): every
+// text goes in as text.
 import { h, replaceChildren } from "../common/dom.js";
-import { CHANGED_SENTENCE, isWarning, previewLabel } from "../model/preview.js";
-import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus, waitingForSlot } from "./state.js";
+import { CHANGED_SENTENCE, isWarning, previewLabel, refusalOf } from "../model/preview.js";
+import { RUN_LABELS, STEP_LABELS, gauges, isFinal, statusCounts, stepsWithStatus, waitingForAgent, waitingForSlot } from "./state.js";
 import { formatDuration } from "./timeline.js";
-import { describe, failureVerb } from "./words.js";
+import { describe, failureVerb, waitsForSentence } from "./words.js";
 
 const LIVE_LABELS = {
   connecting: "Connecting…",
@@ -84,21 +87,32 @@ export class Panels {
     this.renderSlotWait(state, now);
   }
 
-  // Ready steps that a free worker slot has not taken for a while say why they wait.
+  // Ready steps that a free worker slot has not taken for a while say why they wait, and
+  // so do the steps that wait for the agent's call through the gateway.
   renderSlotWait(state, now) {
     const waiting = waitingForSlot(state, now);
-    this.slotWait.hidden = !waiting.length;
-    if (!waiting.length) return;
-    const named = waiting.length > 3 ? `${waiting.slice(0, 3).join(", ")} and ${waiting.length - 3} more` : waiting.join(", ");
-    const verb = waiting.length === 1 ? "is ready and waits" : "are ready and wait";
-    replaceChildren(
-      this.slotWait,
-      h("strong", { text: "Waiting for a free worker slot: " }),
-      `${named} ${verb} until a worker has a slot free. Every slot is running another step, or no worker is running.`,
-    );
+    const agent = waitingForAgent(state);
+    this.slotWait.hidden = !waiting.length && !agent.length;
+    const named = (ids) => (ids.length > 3 ? `${ids.slice(0, 3).join(", ")} and ${ids.length - 3} more` : ids.join(", "));
+    const verb = (ids) => (ids.length === 1 ? "is ready and waits" : "are ready and wait");
+    const parts = [];
+    if (waiting.length) {
+      parts.push(
+        h("strong", { text: "Waiting for a free worker slot: " }),
+        `${named(waiting)} ${verb(waiting)} until a worker has a slot free. Every slot is running another step, or no worker is running. `,
+      );
+    }
+    if (agent.length) {
+      parts.push(
+        h("strong", { text: "Waiting for the agent: " }),
+        `${named(agent)} ${verb(agent)} for the call of ${state.startedBy}'s agent through Forge's gateway, with the step's approved arguments.`,
+      );
+    }
+    if (parts.length) replaceChildren(this.slotWait, ...parts);
   }
 
-  render(state, now) {
+  render(state, now, doc = null) {
+    this.doc = doc;
     this.root.dataset.status = state.status;
     this.badge.dataset.status = state.status;
     this.badge.textContent = RUN_LABELS[state.status] || state.status;
@@ -118,7 +132,31 @@ export class Panels {
     banner.hidden = !parts;
     if (!parts) return;
     banner.dataset.kind = parts.kind;
-    replaceChildren(banner, h("strong", { text: parts.title }), parts.body ? h("span", { text: ` ${parts.body}` }) : null);
+    // A milestone is named by its title, with a link to where it is reviewed.
+    const milestones = parts.kind === "waiting" || parts.kind === "reconcile" ? state.awaitingReview : [];
+    replaceChildren(
+      banner,
+      h("strong", { text: parts.title }),
+      parts.body ? h("span", { class: "banner-body", text: ` ${parts.body}` }) : null,
+      milestones.map((id) =>
+        h(
+          "span",
+          { class: "banner-milestone", dataset: { milestone: id } },
+          ` Waits for milestone review: ${this.milestoneTitle(id)} — `,
+          h("a", { href: this.milestoneUrl(id), text: "review it" }),
+          ".",
+        ),
+      ),
+    );
+  }
+
+  milestoneTitle(id) {
+    const found = ((this.doc && this.doc.milestones) || []).find((milestone) => milestone.id === id);
+    return (found && found.title) || id;
+  }
+
+  milestoneUrl(id) {
+    return this.urls.milestone.replace("{m}", encodeURIComponent(id));
   }
 
   renderBudget(state) {
@@ -144,14 +182,27 @@ export class Panels {
     replaceChildren(this.counts, items);
   }
 
-  // Steps that wait for a person: approvals and reconciliations.
+  // What waits for a person: reconciliations, milestone reviews and approvals.
   renderPeople(state) {
     const waiting = stepsWithStatus(state, "awaiting_approval");
     const interrupted = stepsWithStatus(state, "needs_reconciliation");
-    this.people.hidden = !waiting.length && !interrupted.length;
+    const reviews = isFinal(state) ? [] : state.awaitingReview;
+    this.people.hidden = !waiting.length && !interrupted.length && !reviews.length;
     const items = [];
+    for (const id of reviews) {
+      items.push(
+        h(
+          "li",
+          { class: "person-item", dataset: { milestone: id, kind: "review" } },
+          h("div", {}, h("strong", { text: this.milestoneTitle(id) }), " ", h("span", { class: "status-pill", dataset: { status: "awaiting_approval" }, text: "Milestone review" })),
+          h("div", { class: "muted small", text: `Milestone ${id} waits for review by an approver who did not write this version: the facts its steps produced are looked at before the run goes on.` }),
+          h("a", { class: "button secondary small", href: this.milestoneUrl(id), text: "Review the milestone…" }),
+        ),
+      );
+    }
     for (const id of waiting) {
       const step = state.steps[id];
+      const refusal = refusalOf(step.preview);
       items.push(
         h(
           "li",
@@ -161,14 +212,15 @@ export class Panels {
           step.preview
             ? h(
                 "div",
-                { class: `person-preview small${isWarning(step.preview) ? " warning" : ""}`, dataset: { kind: step.preview.kind } },
+                { class: `person-preview small${isWarning(step.preview) || refusal ? " warning" : ""}`, dataset: { kind: step.preview.kind } },
                 h("span", { class: "preview-kind", text: previewLabel(step.preview) }),
                 " ",
                 h("span", { class: "preview-summary", text: step.preview.summary || "" }),
               )
             : null,
+          refusal ? h("div", { class: "preview-refused small", dataset: { code: refusal.code }, text: `It will be refused: ${refusal.reason}. It cannot be approved.` }) : null,
           step.error ? h("div", { class: "muted small", text: step.error }) : null,
-          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "approval" }, text: this.user.can_approve ? "Review the preview…" : "Details" }),
+          h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "approval" }, text: refusal ? "See what to change…" : this.user.can_approve ? "Review the preview…" : "Details" }),
         ),
       );
     }
@@ -178,7 +230,7 @@ export class Panels {
           "li",
           { class: "person-item", dataset: { step: id, kind: "reconcile" } },
           h("div", {}, h("strong", { text: id }), " ", h("span", { class: "status-pill", dataset: { status: "needs_reconciliation" }, text: STEP_LABELS.needs_reconciliation })),
-          h("div", { class: "muted small", text: "Interrupted while it may have had an effect: say what happened." }),
+          h("div", { class: "muted small", text: "Needs reconciling by an operator: interrupted while it may have had its effect. Say what happened." }),
           h("button", { type: "button", class: "secondary small", dataset: { openStep: id, focus: "reconcile" }, text: this.user.can_reconcile ? "Reconcile…" : "Details" }),
         ),
       );
@@ -188,16 +240,13 @@ export class Panels {
 }
 
 function bannerFor(state) {
-  const waiting = stepsWithStatus(state, "awaiting_approval");
   const interrupted = stepsWithStatus(state, "needs_reconciliation");
   switch (state.status) {
-    case "awaiting_approval":
-      return { kind: "waiting", title: "Waiting for approval:", body: `${waiting.join(", ") || "a step"} must be approved by an approver who did not write this version.` };
     case "needs_replan":
       return {
         kind: "replan",
         title: `Needs a replan: step ${state.failedStep || "?"} ${failureVerb(state.steps[state.failedStep])}.`,
-        body: "Save a fixed version of the plan, then resume the run on it. Steps that succeeded keep their results.",
+        body: replanSentence(state.replan),
       };
     case "succeeded": {
       const resumed = state.lastResume ? ` ${resumeSentence(state.lastResume)}` : "";
@@ -209,11 +258,30 @@ function bannerFor(state) {
     case "cancelled":
       return { kind: state.status === "cancelled" ? "muted" : "error", title: `${RUN_LABELS[state.status]}.`, body: sentence(state.blockedReason) };
     default:
-      if (interrupted.length) {
-        return { kind: "reconcile", title: "Needs a person:", body: `${interrupted.join(", ")} was interrupted and must be reconciled before anything downstream runs.` };
+      // Running or awaiting approval: the run's reason names whatever waits for a person
+      // and who can act (the same words as the API's blocked_reason).
+      if (state.blockedReason) {
+        return { kind: interrupted.length ? "reconcile" : "waiting", title: "Waiting for a person:", body: sentence(state.blockedReason) };
       }
       if (state.lastResume) return { kind: "info", title: resumeSentence(state.lastResume), body: "" };
       return null;
+  }
+}
+
+// Where the planner is while the run needs a replan (a plan that replans automatically),
+// or what a person does when no planner works on it.
+function replanSentence(replan) {
+  const person = "Save a fixed version of the plan, then resume the run on it. Steps that succeeded keep their results.";
+  if (!replan) return person;
+  switch (replan.phase) {
+    case "working":
+      return `The planner ${replan.planner} is working on a fixed version.`;
+    case "proposed":
+      return `The planner proposed v${replan.version}: ${waitsForSentence(replan)}`;
+    case "approved":
+      return `${replan.approver} approved v${replan.version}: the run resumes on it.`;
+    default:
+      return `The planner proposed no version (${replan.reason}). ${person}`;
   }
 }
 
@@ -226,9 +294,10 @@ function sentence(text) {
 
 function resumeSentence(resume) {
   const kept = resume.preserved;
+  const by = resume.actor ? ` by ${resume.actor === "policy" ? "the policy" : resume.actor}` : "";
   return kept.length
-    ? `Resumed on v${resume.version}, keeping the results of ${kept.join(", ")}.`
-    : `Resumed on v${resume.version}; every step started over.`;
+    ? `Resumed on v${resume.version}${by}, keeping the results of ${kept.join(", ")}.`
+    : `Resumed on v${resume.version}${by}; every step started over.`;
 }
 
 function format(key, value) {

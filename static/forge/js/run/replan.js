@@ -8,13 +8,21 @@
 // refusal is shown as it came. Each version says beforehand whether it can resume: an
 // approved one can (the API refuses authors their own approvals, so "approved" means a
 // person other than its author, or the policy, approved it); any other waits for one.
+//
+// A plan that replans automatically has the planner at work meanwhile: the panel follows
+// its notes live (state.replan: working, proposed with whom the version waits for,
+// approved, failed), and a proposed or approved version reloads the list at once, so
+// it never says "no version newer" about a version the planner just saved.
 import { h, replaceChildren } from "../common/dom.js";
-import { describe, failureVerb } from "./words.js";
+import { describe, failureVerb, waitsForSentence } from "./words.js";
 
 // Whether `version` (a summary from GET /plans/{id}/versions) can resume the run now, and
 // the words that say so. `policy` is the deployment's auto_approve_replans setting.
 export function resumability(version, policy = "never") {
   if (version.has_errors) return { ok: false, mark: "cannot resume", why: `v${version.number} has compile errors.` };
+  if (version.status === "superseded") {
+    return { ok: false, mark: "cannot resume", why: `v${version.number} was superseded by v${version.superseded_by}: it can never run; resume on a newer version.` };
+  }
   if (version.status === "approved") {
     return { ok: true, mark: "can resume", why: `v${version.number} is approved by someone other than its author: it can resume the run.` };
   }
@@ -31,6 +39,7 @@ const VERSION_LABELS = {
   approved: "approved",
   rejected: "rejected",
   changes_requested: "changes requested",
+  superseded: "superseded",
   has_errors: "has errors",
 };
 
@@ -43,6 +52,8 @@ export class ReplanPanel {
     this.urls = urls;
     this.policy = (policy && policy.auto_approve_replans) || "never";
     this.onResume = onResume;
+    this.planner = section.querySelector("#replan-planner");
+    this.noted = null; // the planner's note the version list was last loaded for
     this.failure = section.querySelector("#replan-failure");
     this.sets = section.querySelector("#replan-sets");
     this.editLink = section.querySelector("#replan-edit");
@@ -81,6 +92,10 @@ export class ReplanPanel {
     const first = this.key === null;
     this.key = key;
     this.state = state;
+    this.renderPlanner(state.replan);
+    const noted = state.replan && state.replan.version ? `${state.replan.phase}:${state.replan.version}` : null;
+    const newVersion = noted !== null && noted !== this.noted && !first;
+    this.noted = noted;
     const title = this.section.querySelector("#replan-title");
     if (title) title.textContent = exhausted ? "Budget exhausted" : "Needs a replan";
     if (exhausted) {
@@ -116,8 +131,31 @@ export class ReplanPanel {
     if (this.editLink) {
       this.editLink.href = `${this.urls.edit}?version=${state.version}&from_run=${state.runId}`;
     }
-    if (first && this.form) this.loadVersions({ quiet: true });
+    if ((first || newVersion) && this.form) this.loadVersions({ quiet: true });
     else if (this.form) this.fillVersions();
+  }
+
+  // Where the planner is: working, proposed vN (linked) and whom it waits for, approved,
+  // or gave no version.
+  renderPlanner(replan) {
+    if (!this.planner) return;
+    this.planner.hidden = !replan;
+    if (!replan) return;
+    this.planner.dataset.phase = replan.phase;
+    const version = (number) => h("a", { class: "version", href: this.urls.version.replace("{n}", String(number)), text: `v${number}` });
+    const parts = [];
+    if (replan.phase === "working") {
+      parts.push(h("p", {}, h("span", { class: "spinner", "aria-hidden": "true" }), `The planner ${replan.planner} is working on a new version${replan.onBehalfOf ? ` for ${replan.onBehalfOf}` : ""}…`));
+    } else if (replan.phase === "proposed") {
+      parts.push(h("p", {}, `The planner ${replan.planner} proposed `, version(replan.version), `: ${waitsForSentence(replan)}`));
+      const why = (replan.waitsFor && replan.waitsFor.who === "approvers" && replan.waitsFor.why) || [];
+      if (why.length) parts.push(h("ul", { class: "muted small planner-why" }, why.map((reason) => h("li", { text: reason }))));
+    } else if (replan.phase === "approved") {
+      parts.push(h("p", {}, `${replan.approver} approved `, version(replan.version), ": the run resumes on it…"));
+    } else {
+      parts.push(h("p", { text: `The planner proposed no version: ${replan.reason}` }));
+    }
+    replaceChildren(this.planner, parts);
   }
 
   async loadVersions({ quiet = false } = {}) {

@@ -8,6 +8,7 @@
 // (reserved when a step starts, settled with the real use when it ends), so the gauges
 // match the server's numbers. An event at or below lastSeq is already in the state and
 // changes nothing, which makes replaying an overlap after a reconnect harmless.
+import { refusalOf } from "../model/preview.js";
 
 export const FINAL_RUN_STATUSES = new Set(["succeeded", "failed", "budget_exhausted", "cancelled"]);
 
@@ -47,6 +48,18 @@ const SETTLES = new Set([
   "step_reconciled",
   "step_needs_reconciliation",
 ]);
+// Events that state how a step ended (forge.runtime.state._SETTLES_OUTCOME); a re-run's
+// step_preserved keeps the output an earlier run recorded.
+const OUTCOMES = new Set(["step_succeeded", "step_reconciled", "step_failed", "step_invalid", "step_preserved"]);
+// Step statuses that wait for a person, and run statuses in which the run's blocked
+// reason says who it waits for (forge.runtime.state, forge.runtime.waits).
+const PEOPLE_WAIT = new Set(["awaiting_approval", "needs_reconciliation"]);
+const WAITING_RUN = new Set(["running", "awaiting_approval"]);
+// The planner's notes while a run needs a replan: they change no state on the server,
+// the page shows them (replan.js).
+const REPLAN_NOTES = new Set(["run_replan_started", "run_replan_proposed", "run_replan_failed", "run_replan_approved"]);
+const MILESTONE_EVENTS = new Set(["milestone_reached", "milestone_reviewed"]);
+
 // Events after which a step is no longer running: they close its timeline bar.
 const ENDS = new Set([
   "step_awaiting_approval",
@@ -87,6 +100,8 @@ export function newStep(id, fields = {}) {
     startedAt: null,
     finishedAt: null,
     latencyMs: null,
+    // Kept by a re-run from an earlier run of the same version: never ran in this one.
+    kept: false,
     ...fields,
   };
 }
@@ -118,6 +133,8 @@ export function fromDetail(detail) {
       startedAt: step.started_at || null,
       finishedAt: step.finished_at || null,
       latencyMs: step.latency_ms ?? null,
+      // A succeeded step that never started in this run was kept by a re-run.
+      kept: step.status === "succeeded" && !step.attempt && detail.rerun_of != null,
     });
   }
   const budget = detail.budget || {};
@@ -128,6 +145,9 @@ export function fromDetail(detail) {
     version: detail.version,
     status: detail.status,
     startedBy: detail.started_by,
+    // The steps the agent that started the run executes through Forge's gateway (a run
+    // started with executor "agent"): no worker takes them.
+    agentSteps: [...(detail.agent_steps || [])],
     createdAt: detail.created_at,
     finishedAt: detail.finished_at || null,
     replans: detail.replans || 0,
@@ -139,6 +159,12 @@ export function fromDetail(detail) {
     reset: [...(detail.reset || [])],
     preserved: [...(detail.preserved || [])],
     lastResume: null,
+    awaitingReview: [...(detail.awaiting_review || [])],
+    rerunOf: detail.rerun_of ?? null,
+    rerunSteps: [...(detail.rerun_steps || [])],
+    reruns: [...(detail.reruns || [])],
+    // The planner at work on a replan of this run (replan notes since it needed one).
+    replan: null,
     budget: {
       usedSteps: budget.used_steps || 0,
       usedTokens: budget.used_tokens || 0,
@@ -171,16 +197,26 @@ export function applyEvents(state, events) {
     if (!event || typeof event.seq !== "number" || event.seq <= last) continue;
     if (next === null) next = { ...state, steps: { ...state.steps } };
     next.lastSeq = event.seq;
+    let waitsMoved = false;
     if (event.step_id != null && event.step_status != null) {
       const known = next.steps[event.step_id];
       const step = known || newStep(event.step_id);
-      next.steps[event.step_id] = applyToStep(step, event);
+      const updated = applyToStep(step, event);
+      next.steps[event.step_id] = updated;
+      waitsMoved = PEOPLE_WAIT.has(step.status) || PEOPLE_WAIT.has(updated.status);
       if (!known) {
         if (!ownOrder) next.order = [...next.order];
         ownOrder = true;
         next.order.push(event.step_id);
       }
       next.budget = budgetAfter(next.budget, step, event);
+    } else if (MILESTONE_EVENTS.has(event.event_type)) {
+      const milestone = String((event.facts && event.facts.milestone) || "");
+      const others = next.awaitingReview.filter((id) => id !== milestone);
+      next.awaitingReview = event.event_type === "milestone_reached" ? [...others, milestone].sort() : others;
+      waitsMoved = true;
+    } else if (REPLAN_NOTES.has(event.event_type)) {
+      next.replan = replanAfter(next.replan, event);
     } else if (event.transition) {
       const before = next;
       next.status = event.transition[1];
@@ -189,9 +225,69 @@ export function applyEvents(state, events) {
       if (changes.order) ownOrder = true;
       Object.assign(next, changes);
       if (FINAL_RUN_STATUSES.has(next.status) && !next.finishedAt) next.finishedAt = event.created_at || null;
+      waitsMoved = true;
+    }
+    if (waitsMoved && WAITING_RUN.has(next.status)) {
+      const waiting = stepsWithStatus(next, "awaiting_approval");
+      const refused = waiting.filter((id) => refusalOf(next.steps[id].preview));
+      next.blockedReason = waitingReason(waiting.filter((id) => !refused.includes(id)), stepsWithStatus(next, "needs_reconciliation"), next.awaitingReview, refused);
     }
   }
   return next === null ? state : next;
+}
+
+// The run's blocked_reason while it waits for people, word for word as the core's
+// forge.runtime.waits.waiting_reason words it (tests/fixtures/blocked_reasons.json).
+const OPERATOR = "an operator";
+const APPROVER = "an approver who did not write this version";
+const NAMED = 5;
+
+export function waitingReason(approvals, reconciliations, reviews, refused = []) {
+  const parts = [];
+  if (reconciliations.length) {
+    const them = reconciliations.length === 1 ? "it may have performed its side effect" : "they may have performed their side effects";
+    parts.push(`${waitSentence("step", reconciliations, "needs", "need", `reconciling by ${OPERATOR}: `)}${them}`);
+  }
+  if (reviews.length) parts.push(waitSentence("milestone", reviews, "waits", "wait", `for review by ${APPROVER}`));
+  if (approvals.length) parts.push(waitSentence("step", approvals, "waits", "wait", `for approval by ${APPROVER}`));
+  if (refused.length) {
+    const one = refused.length === 1;
+    parts.push(`${waitSentence("step", refused, "cannot", "cannot", "be approved: ")}${one ? "its call" : "their calls"} will be refused; ${APPROVER} may reject ${one ? "it" : "them"} to replan`);
+  }
+  return parts.join("; ");
+}
+
+function waitSentence(noun, ids, one, many, rest) {
+  // Step ids are ASCII ([A-Za-z0-9_.-]): the default sort orders them as Python's does.
+  const named = [...ids].sort().slice(0, NAMED);
+  let listed = named.map((id) => `'${id}'`).join(", ");
+  if (ids.length > NAMED) listed += ` and ${ids.length - NAMED} more`;
+  return ids.length === 1 ? `${noun} ${listed} ${one} ${rest}` : `${noun}s ${listed} ${many} ${rest}`;
+}
+
+// What the page knows of the planner's work after a replan note: its phase ("working",
+// "proposed", "failed", "approved"), the version it proposed and whom that waits for.
+function replanAfter(previous, event) {
+  const facts = event.facts && typeof event.facts === "object" ? event.facts : {};
+  const base = { reason: event.blocked_reason || "", actor: event.actor || "", at: event.created_at || null };
+  switch (event.event_type) {
+    case "run_replan_started":
+      return { ...base, phase: "working", planner: facts.planner || event.actor || "", onBehalfOf: facts.on_behalf_of || "" };
+    case "run_replan_proposed":
+      return { ...base, phase: "proposed", planner: facts.planner || event.actor || "", version: facts.version ?? null, proposal: facts.proposal ?? null, waitsFor: facts.waits_for || null };
+    case "run_replan_approved":
+      return { ...(previous || {}), ...base, phase: "approved", version: facts.version ?? (previous && previous.version) ?? null, approver: facts.approver || event.actor || "" };
+    default:
+      return { ...(previous || {}), ...base, phase: "failed", code: facts.code || "" };
+  }
+}
+
+// The page's state with the replan notes it was rendered with (the events since the run
+// last needed a replan, at or below its lastSeq): the run's detail does not carry them.
+export function withReplanNotes(state, events) {
+  let replan = state.replan;
+  for (const event of events || []) if (REPLAN_NOTES.has(event.event_type)) replan = replanAfter(replan, event);
+  return replan === state.replan ? state : { ...state, replan };
 }
 
 function budgetAfter(budget, step, event) {
@@ -246,7 +342,7 @@ function applyToStep(step, event) {
   if (ENDS.has(kind) && step.status === "running") {
     next = { ...next, finishedAt: at, latencyMs: event.latency_ms ?? next.latencyMs };
   }
-  if (["step_succeeded", "step_reconciled", "step_failed", "step_invalid"].includes(kind)) {
+  if (OUTCOMES.has(kind)) {
     return {
       ...next,
       status,
@@ -254,6 +350,7 @@ function applyToStep(step, event) {
       verdict: event.verdict ?? null,
       error: event.blocked_reason || "",
       artifacts: [...(event.artifacts || [])],
+      kept: kind === "step_preserved",
     };
   }
   const facts = event.facts && typeof event.facts === "object" ? event.facts : {};
@@ -289,10 +386,19 @@ export const SLOT_WAIT_MS = 1000;
 // page loaded) at `now`: every slot of every worker is busy, or no worker is running.
 export function waitingForSlot(state, now) {
   if (state.status !== "running" && state.status !== "awaiting_approval") return [];
+  const agents = new Set(state.agentSteps || []);
   return stepsWithStatus(state, "ready").filter((id) => {
+    if (agents.has(id)) return false; // the agent's call, not a worker slot, starts it
     const since = state.steps[id].readyAt;
     return !since || now - Date.parse(since) >= SLOT_WAIT_MS;
   });
+}
+
+// Ready steps of a running run that wait for the agent's call through the gateway.
+export function waitingForAgent(state) {
+  if (state.status !== "running" && state.status !== "awaiting_approval") return [];
+  const agents = new Set(state.agentSteps || []);
+  return stepsWithStatus(state, "ready").filter((id) => agents.has(id));
 }
 
 function applyToRun(state, event) {
@@ -304,6 +410,10 @@ function applyToRun(state, event) {
         changes.order = [...facts.steps];
         changes.steps = Object.fromEntries(facts.steps.map((id) => [id, newStep(id)]));
       }
+      if (facts.rerun_of != null) {
+        changes.rerunOf = Number(facts.rerun_of);
+        changes.rerunSteps = [...((facts.rerun && facts.rerun.chosen) || [])];
+      }
       return changes;
     }
     case "run_needs_replan":
@@ -312,6 +422,7 @@ function applyToRun(state, event) {
         failureError: facts.error || "",
         reset: [...(facts.reset || [])],
         preserved: [...(facts.preserved || [])],
+        replan: null,
       };
     case "run_resumed": {
       const preserved = new Set(facts.preserved || []);
@@ -329,6 +440,10 @@ function applyToRun(state, event) {
         failureError: "",
         reset: [],
         preserved: [],
+        // reviews stay given (none awaiting) only for milestones kept whole; those to
+        // review again are reached anew by the events that follow
+        awaitingReview: [],
+        replan: null,
         lastResume: {
           fromVersion: facts.from_version ?? state.version,
           version: event.plan_version ?? state.version,
@@ -386,6 +501,7 @@ export function gauges(state) {
 export function summary(state) {
   return {
     status: state.status,
+    blockedReason: state.blockedReason,
     version: state.version,
     lastSeq: state.lastSeq,
     replans: state.replans,

@@ -2,7 +2,7 @@
 // one class per step status (`s-<status>`), the replan highlights, and the pulse of
 // running steps (a class toggled on a timer: Cytoscape's style transitions can leave a
 // half-faded halo behind when a step finishes mid-transition). run.css uses the same colours for the legend, chips and timeline.
-import { NODE_HEIGHT } from "../graph/style.js";
+import { heightForLines } from "../graph/style.js";
 
 export const RUN_COLOURS = {
   pending: "#98a2b3",
@@ -23,13 +23,11 @@ export const RUN_COLOURS = {
   ink: "#1d2330",
 };
 
-// Four label lines (id, description, tool, status) need a taller node than the editor's.
-export const RUN_NODE_HEIGHT = NODE_HEIGHT + 16;
-
 const C = RUN_COLOURS;
 
 export const RUN_STYLE = [
-  { selector: "node.step", style: { height: RUN_NODE_HEIGHT } },
+  // The status line under the plan's label needs one more line of height.
+  { selector: "node.step[lines]", style: { height: heightForLines(1) } },
   { selector: "node[runLabel]", style: { label: "data(runLabel)" } },
   {
     selector: "node.s-pending",

@@ -1,7 +1,8 @@
 """Seed a database with a working history for load tests: many runs and a long audit trail.
 
-``manage.py forge_seed_load`` (by default 10,000 runs and 1,000,000 audit events over the
-last 90 days) fills an empty database with three users (``load-author``,
+``python -m bench.seed_load`` (``load`` from code; by default 10,000 runs and 1,000,000
+audit events over the last 90 days, into the database of ``DATABASE_URL``) fills an
+empty database with three users (``load-author``,
 ``load-approver``, ``load-operator``), five plans of three approved versions, runs with
 their step runs, run events and step approvals, and the audit trail: the setup's events,
 each run's own (``run.started``, ``run.step_approved`` / ``run.step_rejected``,
@@ -13,34 +14,43 @@ are written directly, in bulk, not through the services (which would date them n
 take hours): plans are still compiled, and the trail goes through
 ``audit.services.bulk_load_chain``, which redacts, canonicalises and hashes every row as
 ``record`` does, so the chain verifies. ``created_at`` values are set explicitly
-(``auto_now_add`` is lifted for this command alone). Nothing here runs a tool, a worker
+(``auto_now_add`` is lifted for this load alone). Nothing here runs a tool, a worker
 or the scheduler: it is data for pages, metrics and benchmarks (``bench/pages.py``).
 """
 
 from __future__ import annotations
 
+import argparse
 import heapq
 import math
+import os
 import random
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TextIO
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connections, models, router, transaction
-from django.db.models import Field
-from django.utils import timezone
+import django
 
-from accounts.models import User
-from audit.models import AuditEvent
-from audit.services import LoadedEvent, bulk_load_chain
-from forge.plan import content_hash, from_data, to_data
-from plans.compilation import compile_document
-from plans.models import Approval, Plan, PlanVersion, VersionStatus
-from runs.models import Run, RunEvent, StepApproval, StepRun
+# A script of its own: Django is set up before the models below are imported (a no-op
+# where it is set up already, in the tests and bench.pages).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "forge_web.settings")
+django.setup()
+
+from django.db import connections, models, router, transaction  # noqa: E402
+from django.db.models import Field  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from accounts.models import User  # noqa: E402
+from audit.models import AuditEvent  # noqa: E402
+from audit.services import LoadedEvent, bulk_load_chain  # noqa: E402
+from forge.plan import content_hash, from_data, to_data  # noqa: E402
+from plans.compilation import compile_document  # noqa: E402
+from plans.models import Approval, Plan, PlanVersion, VersionStatus  # noqa: E402
+from runs.models import Run, RunEvent, StepApproval, StepRun  # noqa: E402
 
 PLAN_NAMES = (
     "Supplier risk report",
@@ -101,22 +111,52 @@ class PlannedRun:
     audit: list[tuple[datetime, str, str, dict[str, Any]]] = field(default_factory=list)
 
 
-class Command(BaseCommand):
-    help = "Insert many runs (with steps and events) and audit events, for load tests."
+class NotEmpty(RuntimeError):
+    """The database already holds a trail: a history dated in the past would make its
+    times go backwards."""
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--runs", type=int, default=10_000, help="runs (default 10,000)")
-        parser.add_argument(
-            "--audit-events",
-            type=int,
-            default=1_000_000,
-            help="audit events, the runs' own included (default 1,000,000)",
-        )
-        parser.add_argument("--days", type=int, default=90, help="history length (default 90)")
-        parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-        parser.add_argument("--batch", type=int, default=5_000, help="rows per insert")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+def load(
+    *,
+    runs: int = 10_000,
+    audit_events: int = 1_000_000,
+    days: int = 90,
+    seed: int = 7,
+    batch: int = 5_000,
+    out: TextIO = sys.stdout,
+) -> None:
+    """Fill the empty default database with the history; says what it wrote on ``out``.
+    Raises ``NotEmpty`` when the database has audit events already."""
+    _Loader(out).handle(runs=runs, audit_events=audit_events, days=days, seed=seed, batch=batch)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.seed_load", description=__doc__)
+    parser.add_argument("--runs", type=int, default=10_000, help="runs (default 10,000)")
+    parser.add_argument(
+        "--audit-events",
+        type=int,
+        default=1_000_000,
+        help="audit events, the runs' own included (default 1,000,000)",
+    )
+    parser.add_argument("--days", type=int, default=90, help="history length (default 90)")
+    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    parser.add_argument("--batch", type=int, default=5_000, help="rows per insert")
+    args = parser.parse_args(argv)
+    try:
+        load(
+            runs=args.runs, audit_events=args.audit_events, days=args.days, seed=args.seed,
+            batch=args.batch,
+        )  # fmt: skip
+    except NotEmpty as exc:
+        parser.exit(2, f"{parser.prog}: {exc}\n")
+
+
+class _Loader:
+    def __init__(self, out: TextIO) -> None:
+        self.stdout = out
+
+    def handle(self, **options: Any) -> None:
         started = time.perf_counter()
         self.rng = random.Random(options["seed"])
         self.batch = max(1, options["batch"])
@@ -125,8 +165,8 @@ class Command(BaseCommand):
 
         existing = AuditEvent.objects.count()
         if existing:
-            raise CommandError(
-                f"forge_seed_load fills an empty database, and this one has {existing:,} "
+            raise NotEmpty(
+                f"bench.seed_load fills an empty database, and this one has {existing:,} "
                 "audit events: the history it loads is dated in the past, and a trail's "
                 "times should not go backwards (point DATABASE_URL at a new database)"
             )
@@ -158,10 +198,10 @@ class Command(BaseCommand):
         stream = heapq.merge(run_audit, self._filler(filler), key=lambda e: e.at)
         written = bulk_load_chain(stream, batch_size=self.batch)
         self._report(f"{written:,} audit events", clock)
-        self.stdout.write(f"done in {time.perf_counter() - started:.1f} s")
+        self.stdout.write(f"done in {time.perf_counter() - started:.1f} s\n")
 
     def _report(self, what: str, since: float) -> None:
-        self.stdout.write(f"{what}: {time.perf_counter() - since:.1f} s")
+        self.stdout.write(f"{what}: {time.perf_counter() - since:.1f} s\n")
 
     # --- Setup: people and plans, dated at the start of the history ---------------------
 
@@ -169,7 +209,7 @@ class Command(BaseCommand):
         """Three users and five plans of three approved versions each, written directly
         (not through the services, whose audit rows would be dated now, after the
         history loaded next); returns their audit events, dated at the window's start."""
-        actor, at = "cli:forge_seed_load", self.window_start
+        actor, at = "cli:bench.seed_load", self.window_start
         audit: list[LoadedEvent] = []
         users = {}
         for role in ("author", "approver", "operator"):
@@ -363,7 +403,7 @@ class _RunBuilder:
 
     def __init__(
         self,
-        command: Command,
+        command: _Loader,
         planned: PlannedRun,
         chain: list[PlanVersion],
         users: dict[str, Any],
@@ -627,3 +667,7 @@ def _explicit_times(*fields: Field[Any, Any]) -> Iterator[None]:
     finally:
         for f, value in saved:
             f.auto_now_add = value  # type: ignore[attr-defined]
+
+
+if __name__ == "__main__":
+    main()

@@ -3,9 +3,9 @@
 A full walk reads every row: seconds for a million. ``claim`` lets one start only when no
 other is running (in any process) and the last one finished at least
 ``FORGE_AUDIT_VERIFY_INTERVAL`` seconds ago; ``release`` marks it finished. Both are a
-compare-and-swap on the ``WalkGate`` row's ``turn`` (it must change exactly one row), so
+compare-and-swap on the ``WalkLock`` row's ``turn`` (it must change exactly one row), so
 two claims racing cannot both win, on SQLite and PostgreSQL alike, and no lock is held
-while the walk runs. ``manage.py forge_audit_verify`` does not pass through the gate: it
+while the walk runs. ``manage.py forge_audit_verify`` does not take the lock: it
 is an operator's own command.
 """
 
@@ -18,11 +18,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.models import WalkGate
+from audit.models import WalkLock
 from forge.errors import ForgeError
 
-# A walk that has not released the gate after this long is taken to have died with its
-# process (a million rows take about 30 s here), and the gate opens again.
+# A walk that has not released the lock after this long is taken to have died with its
+# process (a million rows take about 30 s here), and the lock opens again.
 WALK_LEASE = timedelta(minutes=10)
 # What a refused caller is told to wait while a walk runs: the walk's length is unknown,
 # and once it is over the caller hears the interval it must still wait (429).
@@ -49,26 +49,26 @@ class Ticket:
 
 
 def claim(holder: str, *, now: datetime | None = None) -> Ticket:
-    """Take the gate for one walk, or raise ``WalkRefused``."""
+    """Take the lock for one walk, or raise ``WalkRefused``."""
     now = now or timezone.now()
-    gate = _gate()
-    if gate.expires_at is not None and gate.expires_at > now:
+    lock = _lock()
+    if lock.expires_at is not None and lock.expires_at > now:
         raise WalkRefused(
-            f"a full walk of the chain is already running (started by {gate.holder})",
+            f"a full walk of the chain is already running (started by {lock.holder})",
             code="verify_running",
             retry_after=RUNNING_RETRY_AFTER,
         )
     interval = timedelta(seconds=settings.FORGE_AUDIT_VERIFY_INTERVAL)
-    if gate.finished_at is not None and now - gate.finished_at < interval:
-        wait = interval - (now - gate.finished_at)
+    if lock.finished_at is not None and now - lock.finished_at < interval:
+        wait = interval - (now - lock.finished_at)
         raise WalkRefused(
-            f"the whole chain was walked {int((now - gate.finished_at).total_seconds())} s ago; "
+            f"the whole chain was walked {int((now - lock.finished_at).total_seconds())} s ago; "
             f"walks are at least {settings.FORGE_AUDIT_VERIFY_INTERVAL} s apart",
             code="verify_throttled",
             retry_after=max(int(wait.total_seconds() + 0.999), 1),
         )
-    taken = WalkGate.objects.filter(pk=1, turn=gate.turn).update(
-        turn=gate.turn + 1, holder=holder[:200], started_at=now, expires_at=now + WALK_LEASE
+    taken = WalkLock.objects.filter(pk=1, turn=lock.turn).update(
+        turn=lock.turn + 1, holder=holder[:200], started_at=now, expires_at=now + WALK_LEASE
     )
     if taken != 1:  # another claim changed the row since it was read: that walk runs
         raise WalkRefused(
@@ -76,22 +76,22 @@ def claim(holder: str, *, now: datetime | None = None) -> Ticket:
             code="verify_running",
             retry_after=RUNNING_RETRY_AFTER,
         )
-    return Ticket(gate.turn + 1)
+    return Ticket(lock.turn + 1)
 
 
 def release(ticket: Ticket, *, now: datetime | None = None) -> None:
     """Mark the walk of ``ticket`` finished (a walk whose lease ran out changes nothing)."""
-    WalkGate.objects.filter(pk=1, turn=ticket.turn).update(
+    WalkLock.objects.filter(pk=1, turn=ticket.turn).update(
         turn=ticket.turn + 1, finished_at=now or timezone.now(), expires_at=None
     )
 
 
-def _gate() -> WalkGate:
-    gate = WalkGate.objects.filter(pk=1).first()
-    if gate is not None:
-        return gate
+def _lock() -> WalkLock:
+    lock = WalkLock.objects.filter(pk=1).first()
+    if lock is not None:
+        return lock
     try:
         with transaction.atomic():
-            return WalkGate.objects.create(pk=1)
+            return WalkLock.objects.create(pk=1)
     except IntegrityError:  # created by a concurrent first claim
-        return WalkGate.objects.get(pk=1)
+        return WalkLock.objects.get(pk=1)
