@@ -5,7 +5,7 @@
 //
 // Test hook: window.forge.editor = {cy, ready, store, settled, replan, text, threads}; `ready` resolves once the
 // plan is drawn, laid out, compiled and the tool catalogue is loaded; settled() once the
-// latest edit is drawn and laid out (layouts animate).
+// latest edit is drawn and laid out and the view has stopped moving (both animate).
 import { Api } from "../common/api.js";
 import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
@@ -295,5 +295,12 @@ const ready = (async () => {
   performance.mark("forge:editor-ready");
   return window.forge.editor;
 })();
-const settled = () => graphView.rendering.then(() => undefined);
+// Settled also waits out a viewport animation (a focused problem glides into view), so a
+// point read from the graph afterwards is where the element stays.
+const viewportStill = () =>
+  new Promise((resolve) => {
+    const poll = () => (cy.animated() ? requestAnimationFrame(poll) : resolve());
+    poll();
+  });
+const settled = () => graphView.rendering.then(viewportStill);
 window.forge = Object.assign(window.forge || {}, { editor: { cy, ready, store, settled, replan, text: textView, threads: reviewThreads } });
