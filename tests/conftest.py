@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from hypothesis.errors import InvalidArgument
 
 from tests.examples import PROFILE, examples
 from tests.fake_dns import FakeDns
+from tests.integration import deployment
 
 # For property tests that name no count of their own (tests/examples.py for those that do).
 # Hypothesis's own "ci" profile (derandomized, no example database) is kept beneath.
@@ -55,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "postgres: about PostgreSQL itself; runs when the suite does"
     )
+    if not hasattr(config, "workerinput"):  # the run's first process: xdist's are its children
+        os.environ.setdefault(deployment.TEST_RUN, uuid.uuid4().hex[:16])
     from django.conf import settings
 
     # SQLite's test database lives in memory (Django's default for SQLite). Said outright
@@ -146,6 +150,11 @@ def require_service(*names: str) -> None:
             if REQUIRE_SERVICES:
                 pytest.fail(f"{missing} (FORGE_REQUIRE_SERVICES=1)", pytrace=False)
             pytest.skip(f"{missing}; set FORGE_REQUIRE_SERVICES=1 to fail instead")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # after every test process is done
+        deployment.drop_shared_templates()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

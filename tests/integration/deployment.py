@@ -7,8 +7,9 @@ PostgreSQL server and Redis are the machine's unless a test names private ones
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -347,10 +348,23 @@ def _last_seq(deployment: Deployment, run_id: int) -> int:
         return 1 << 30  # the web process is down: not caught up yet
 
 
-# Every deployment starts from the same migrated demo: made once per test process and
-# kind, then copied (an SQLite file, or a PostgreSQL database made from it as a template),
-# instead of the twelve seconds of manage.py processes per deployment.
+# Every deployment starts from the same migrated demo: made once per test run, kind and
+# demo-relevant settings, shared by the run's test processes, then copied (an SQLite file,
+# or a PostgreSQL database made from it as a template), instead of the twelve seconds of
+# manage.py processes per deployment.
 _ROOT_FILES = ("forge.sqlite3", "forge.sqlite3-wal", "forge.sqlite3-shm", "audit-anchors.jsonl")
+# One directory per test run, one folder per template in it, made under a lock so that
+# one process builds what the others copy. The run's id is FORGE_TEST_RUN, which
+# tests/conftest.py sets before xdist starts the processes that inherit it.
+TEST_RUN = "FORGE_TEST_RUN"
+
+
+def _run_id() -> str:
+    return os.environ.get(TEST_RUN, f"p{os.getpid()}")
+
+
+def _shared_templates() -> Path:
+    return Path(tempfile.gettempdir()) / f"forge-demo-templates-{_run_id()}"
 
 
 @dataclass(frozen=True)
@@ -385,29 +399,76 @@ class _DemoTemplate:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
 
-_TEMPLATES: dict[tuple[str, str, frozenset[tuple[str, str]]], _DemoTemplate] = {}
+_TEMPLATES: dict[str, _DemoTemplate] = {}
 _OWN_PATHS = {"FORGE_WORKSPACES", "FORGE_AUDIT_ANCHOR_PATH"}
+# Settings that change how a deployment's processes behave, never the rows the demo
+# loads (users, tokens, plans compiled against the tools, policy and rules): deployments
+# differing only in these share a template.
+_RUNTIME_ONLY = frozenset(
+    {
+        "FORGE_MODEL",
+        "FORGE_PLANNER",
+        "FORGE_PLANNER_BASE_URL",
+        "FORGE_PLANNER_ATTEMPTS",
+        "FORGE_AGENT_STEP_TOKENS",
+        "FORGE_STEP_LEASE_SECONDS",
+        "FORGE_WORKER_CONCURRENCY",
+        "FORGE_DB_POOL_MIN",
+        "FORGE_DB_POOL_MAX",
+        "FORGE_DB_OUTAGE_SECONDS",
+        "FORGE_API_RATE",
+        "FORGE_API_COMPILE_RATE",
+        "FORGE_GATEWAY_HOLD_SECONDS",
+    }
+)
 
 
 def _demo_template(kind: str, env: dict[str, str], postgres_url: str = POSTGRES) -> _DemoTemplate:
     """The demo for ``kind``, made with the Forge settings in ``env`` (the tools and the
     policy the demo's plans compile with, its MCP servers' sessions): deployments whose
-    settings differ get their own."""
-    settings = frozenset((k, v) for k, v in env.items() if k.startswith("FORGE_"))
+    demo-relevant settings differ get their own."""
+    settings = sorted(
+        (k, v)
+        for k, v in env.items()
+        if k.startswith("FORGE_") and k not in _OWN_PATHS and k not in _RUNTIME_ONLY
+    )
     server = postgres_url if kind == "postgres" else ""
-    key = (kind, server, frozenset((k, v) for k, v in settings if k not in _OWN_PATHS))
+    key = hashlib.sha256(json.dumps([kind, server, settings]).encode()).hexdigest()[:16]
     if key not in _TEMPLATES:
-        maker = Deployment(
-            kind, Path(tempfile.mkdtemp(prefix=f"forge-demo-{kind}-")), postgres_url=postgres_url
-        )
-        maker.env = {**env, "FORGE_WORKSPACES": str(maker.root / "workspaces")}
-        maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(maker.root / "audit-anchors.jsonl")
-        if kind == "sqlite":
-            maker.env["DATABASE_URL"] = f"sqlite:///{maker.root / 'forge.sqlite3'}"
-        else:
-            maker._database = f"forge_demo_{uuid.uuid4().hex[:10]}"
-            maker.env["DATABASE_URL"] = postgres_url.rsplit("/", 1)[0] + "/" + maker._database
-        tokens = maker.load_demo()
-        _TEMPLATES[key] = _DemoTemplate(maker.root, maker._database, tokens, postgres_url)
-        atexit.register(_TEMPLATES[key].drop)
+        shared = _shared_templates()
+        shared.mkdir(parents=True, exist_ok=True)
+        root = shared / key
+        with (shared / f"{key}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the one that builds
+            if not (root / "template.json").exists():
+                _build_template(kind, env, postgres_url, root, f"forge_demo_{_run_id()}_{key}")
+        made = json.loads((root / "template.json").read_text())
+        _TEMPLATES[key] = _DemoTemplate(root, made["database"], made["tokens"], postgres_url)
     return _TEMPLATES[key]
+
+
+def _build_template(
+    kind: str, env: dict[str, str], postgres_url: str, root: Path, database: str
+) -> None:
+    shutil.rmtree(root, ignore_errors=True)  # what a process killed while building left
+    root.mkdir(parents=True)
+    maker = Deployment(kind, root, postgres_url=postgres_url)
+    maker.env = {**env, "FORGE_WORKSPACES": str(root / "workspaces")}
+    maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(root / "audit-anchors.jsonl")
+    if kind == "sqlite":
+        maker.env["DATABASE_URL"] = f"sqlite:///{root / 'forge.sqlite3'}"
+    else:
+        maker._database = database
+        maker.env["DATABASE_URL"] = postgres_url.rsplit("/", 1)[0] + "/" + database
+    tokens = maker.load_demo()
+    made = {"database": maker._database, "postgres_url": postgres_url, "tokens": tokens}
+    (root / "template.json").write_text(json.dumps(made))  # last: the template is whole
+
+
+def drop_shared_templates() -> None:
+    """Drop the run's demo templates (from its last process: pytest_sessionfinish)."""
+    shared = _shared_templates()
+    for made in shared.glob("*/template.json"):
+        data = json.loads(made.read_text())
+        _DemoTemplate(made.parent, data["database"], {}, data["postgres_url"]).drop()
+    shutil.rmtree(shared, ignore_errors=True)
