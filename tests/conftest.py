@@ -32,6 +32,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import InvalidArgument
 
+from tests.e2e.chromium import CHROMIUM, is_browser_test
 from tests.examples import PROFILE, examples
 from tests.fake_dns import FakeDns
 from tests.integration import deployment
@@ -153,11 +154,14 @@ def require_service(*names: str) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    CHROMIUM.close()
     if not hasattr(session.config, "workerinput"):  # after every test process is done
         deployment.drop_shared_templates()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not is_browser_test(Path(str(item.fspath))):
+        CHROMIUM.close()  # Django's async-unsafe check back on for tests outside tests/e2e
     for marker in item.iter_markers("requires"):
         require_service(*marker.args)
 

@@ -6,7 +6,8 @@ and fail under ``FORGE_REQUIRE_SERVICES=1`` (``require_service("chromium")``).
 
 Fixtures:
 
-- ``browser``: one headless Chromium for the session.
+- ``browser``: one headless Chromium, shared by the test process's browser tests
+  (``tests/e2e/chromium.py``).
 - ``page``: a fresh browser context and page per test, 1440x900, pointed at the live
   server. Its console is watched: a Content-Security-Policy violation or an uncaught page
   error fails the test. A screenshot of the final state is always written to
@@ -28,9 +29,7 @@ ends in ``.then(() => true)``.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import sys
 import threading
 from collections.abc import Iterator
@@ -41,6 +40,8 @@ from typing import Any
 import pytest
 from django.core.servers.basehttp import ThreadedWSGIServer
 from django.test.testcases import LiveServerThread
+
+from tests.e2e.chromium import CHROMIUM, is_browser_test
 
 
 # One request at a time: the test database is SQLite in memory, whose one connection the
@@ -101,60 +102,21 @@ LiveServerThread.server_class = SerialWSGIServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "correct-horse-battery-staple"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    # /dev/shm of a container is often 64 MB: a renderer out of it crashes the page
-    # ("Target crashed"); /tmp has room.
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-def _chromium_path() -> str | None:
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    return shutil.which("chromium")  # None: Playwright's own build, if installed
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Every browser test needs Chromium: tests/conftest.py skips (or, with
     # FORGE_REQUIRE_SERVICES=1, fails) them when it is missing, before any fixture runs.
-    here = Path(__file__).parent
     for item in items:
-        if here in Path(str(item.fspath)).parents:
+        if is_browser_test(Path(str(item.fspath))):
             item.add_marker(pytest.mark.requires("chromium"))
 
 
 @pytest.fixture(scope="module")
-def browser(django_db_setup: None, django_db_blocker: Any) -> Iterator[Any]:
-    # Playwright's sync API keeps an asyncio loop marked as running in this thread while
-    # it is open, and Django then refuses database calls from the thread ("async unsafe")
-    # though no coroutine ever touches the database. So: the database is set up first, the
-    # check is lifted only while a browser is open, and the browser closes with its test
-    # module, so that tests collected after these run as usual.
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=_chromium_path(), args=CHROMIUM_ARGS
-            )
-            try:
-                yield browser
-            finally:
-                browser.close()
-    finally:
-        if previous is None:
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+def browser(django_db_setup: None, django_db_blocker: Any) -> Any:
+    # The database is set up first: Django's async-unsafe check is lifted while the
+    # browser is open (tests/e2e/chromium.py), which stays open for the next module.
+    return CHROMIUM.open()
 
 
 def _artifact_dir(request: pytest.FixtureRequest) -> Path:
