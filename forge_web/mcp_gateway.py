@@ -3,20 +3,20 @@ directly, not through an HTTP request back into this process.
 
 ``forge.gateway.server`` asks a ``GatewayApi`` for the tools, a call and a held call's
 status. ``forge gateway --url`` (stdio, another process) asks the REST API; here
-``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) in a
-thread of the event loop's pool (``asgiref.sync.sync_to_async``), as the user of the
-request's bearer token. Nothing is skipped that decides anything: ``forge_web.mcp`` has
-already checked the token, the host and the caller's rate with ``GET /api/v1/me`` for
-this HTTP request; the token is read again here (``accounts.auth.bearer_user``: revoked
-since, refused); the call's fields are checked by the REST body's own schema
-(``CallIn``) and its answer shaped by ``CallOut``; permissions, the gate, the audit
-trail and the executor are the same code. A refusal is the ``ForgeApiError`` the REST
-client would have raised from the API's answer (status, code, detail and extras such as
-``held_call``, by ``forge_web.api.forge_error_answer``). What it saves per call: the
-inner request's HTTP encoding, Django's request cycle and middleware, a second
-authentication, and a database connection opened and closed per request (the pool's
-threads keep theirs, closed when broken or older than ``CONN_MAX_AGE`` as Django closes
-them around a request).
+``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) in a thread
+of its own, as Django runs a request (``asgiref``'s ``ThreadSensitiveContext`` and
+``sync_to_async``), as the user of the request's bearer token. Nothing that decides
+anything is skipped: ``forge_web.mcp`` has already checked the token, the host and the
+caller's rate with ``GET /api/v1/me`` for this HTTP request; the token is read again here
+(``accounts.auth.bearer_user``: revoked since, refused); the call's fields are checked by
+the REST body's own schema (``CallIn``) and its answer shaped by ``CallOut``;
+permissions, the gate, the audit trail and the executor are the same code. A refusal is
+the ``ForgeApiError`` the REST client would have raised from the API's answer (status,
+code, detail and extras such as ``held_call``, by ``forge_web.api.forge_error_answer``).
+The database connection is opened and closed around the call as Django does around a
+request (``close_old_connections``). What it saves per call: the inner request's HTTP
+encoding, Django's request cycle and middleware, ninja's parsing (docs/benchmarks.md,
+"The gateway's cost per call").
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, close_old_connections
 from django.http import Http404
@@ -69,9 +69,10 @@ class InProcessGateway:
         return await self._run(calls.call_status, call_id)
 
     async def _run[T](self, action: Callable[..., T], *args: Any) -> T:
-        # Not thread-sensitive: calls run side by side in the loop's pool (a slow
-        # upstream tool holds one thread, not every gateway call of the process).
-        return await sync_to_async(_as_user, thread_sensitive=False)(self._token, action, *args)
+        # A thread of its own, as Django gives each request (its ASGI handler does the
+        # same): calls run side by side, however many wait on a slow upstream tool.
+        async with ThreadSensitiveContext():
+            return await sync_to_async(_as_user)(self._token, action, *args)
 
 
 def _as_user[T](token: str, action: Callable[..., T], *args: Any) -> T:
