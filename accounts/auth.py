@@ -64,6 +64,17 @@ class BearerTokenAuth(HttpBearer):
         return api_token.user
 
 
+def bearer_user(token: str) -> Any:
+    """The user ``token`` (an API token or an OAuth access token) acts as, judged as
+    ``BearerTokenAuth`` judges it; None for an unknown, expired or revoked token. For
+    callers in this process that already passed the API's checks with the same token
+    (``/mcp/gateway``: ``forge_web.mcp_gateway``)."""
+    if tokens.parse(token) is None and (granted := live_access_token(token)) is not None:
+        return granted.user
+    api_token = ApiToken.objects.authenticate(token)
+    return None if api_token is None else api_token.user
+
+
 class SessionAuth(APIKeyCookie):
     param_name: str = settings.SESSION_COOKIE_NAME
 

@@ -5,8 +5,9 @@ worker) is started with PyPI's ``mcp-server-time`` in ``FORGE_MCP_SERVERS``. The
 SDK's own client then calls ``get_current_time`` ``CALLS`` times each way, alternating so
 that both see the same machine: directly (a stdio session with its own
 ``mcp-server-time`` process) and through ``/mcp/gateway`` (streamable HTTP, an unbound
-read, which passes: the bearer-token check, the REST call, the catalogue and policy, the
-executor, two audit events, the web process's session to the server). Then 10,000 held
+read, which passes: the bearer-token check, the gateway's functions called in process,
+the catalogue and policy, the executor, two audit events, the web process's session to the
+server). Then 10,000 held
 calls of another user are written to the database and the gateway is measured again, to
 show that the held calls a deployment keeps do not slow a call down.
 
@@ -43,7 +44,9 @@ GOAL_ADDED_MS = 2.0
 ARGS = {"timezone": "UTC"}
 
 
-def deploy(root: Path) -> Deployment:
+def deploy(root: Path, kind: type[Deployment] = Deployment) -> Deployment:
+    """A deployment with ``mcp-server-time`` (``kind``: another checkout's ``Deployment``
+    starts that checkout's code, as ``bench.gateway_compare`` does)."""
     servers = root / "mcp.json"
     servers.write_text(
         json.dumps({"mcpServers": {"time": {"command": TIME_SERVER[0], "args": TIME_SERVER[1:]}}})
@@ -52,7 +55,7 @@ def deploy(root: Path) -> Deployment:
     # The default policy's scopes (the demo's plans use them) and the time server's.
     scopes = ["compute", "file_read", "file_write", "shell", "http", "database_read", "mcp.time"]
     policy.write_text("allow: {" + ", ".join(f"{s}: ['*']" for s in scopes) + "}\n")
-    deployment = Deployment("sqlite", root / "deployment")
+    deployment = kind("sqlite", root / "deployment")
     deployment.root.mkdir()
     deployment.extra_env = {
         "FORGE_MCP_SERVERS": str(servers),

@@ -174,19 +174,26 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     return error(request, 422, "Invalid request", "validation_error", errors=exc.errors)
 
 
-@api.exception_handler(ForgeError)
-def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
+def forge_error_answer(exc: ForgeError) -> tuple[int, dict[str, Any]]:
+    """The status and body the API answers ``exc`` with (also what ``/mcp/gateway``
+    refuses with when it calls the gateway in process: ``forge_web.mcp_gateway``)."""
     status = FORGE_ERROR_CODE_STATUS.get(exc.code) or next(
         (FORGE_ERROR_STATUS[cls] for cls in type(exc).__mro__ if cls in FORGE_ERROR_STATUS), 400
     )
-    extra: dict[str, Any] = {}
+    body: dict[str, Any] = {"detail": exc.message, "code": exc.code}
     if getattr(exc, "path", ""):  # where in a plan document the problem is
-        extra["path"] = exc.path
-    extra.update(getattr(exc, "details", None) or {})  # e.g. the planner's proposal id
+        body["path"] = exc.path
+    body.update(getattr(exc, "details", None) or {})  # e.g. the planner's proposal id
     diagnostics = getattr(exc, "diagnostics", None)
     if diagnostics is not None:
-        extra["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]
-    response = error(request, status, exc.message, exc.code, **extra)
+        body["diagnostics"] = [_as_json(diagnostic) for diagnostic in diagnostics]
+    return status, body
+
+
+@api.exception_handler(ForgeError)
+def _forge_error(request: HttpRequest, exc: ForgeError) -> HttpResponse:
+    status, body = forge_error_answer(exc)
+    response = api.create_response(request, body, status=status)
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None:  # seconds, for 409 and 429 answers that may pass
         response["Retry-After"] = str(retry_after)

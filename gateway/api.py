@@ -10,15 +10,13 @@ at runtime, and ``@paginate`` hides this module's names from string annotations.
 
 from typing import Any
 
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 from ninja.pagination import paginate
 
 from accounts.permissions import require_permission
-from forge.gateway.binding import BoundCall
-from forge.gateway.catalogue import gateway_tools
-from gateway import held, services
+from gateway import calls, held
 from gateway.models import HeldCall
 from gateway.schemas import (
     CallIn,
@@ -29,7 +27,6 @@ from gateway.schemas import (
     HeldCallOut,
     HeldCallStatusOut,
 )
-from plans.compilation import tools
 
 router = Router(tags=["gateway"])
 
@@ -39,7 +36,7 @@ router = Router(tags=["gateway"])
 def list_gateway_tools(request: HttpRequest) -> list[dict[str, Any]]:
     """The tools of the MCP servers of ``FORGE_MCP_SERVERS`` that answer now, named as the
     catalogue names them (``<server>.<tool>``), with their annotations and schemas."""
-    return [tool.to_data() for tool in gateway_tools(tools())]
+    return calls.offered_tools(request.auth)
 
 
 @router.post("/gateway/calls", response=CallOut)
@@ -47,22 +44,7 @@ def call_tool(request: HttpRequest, body: CallIn) -> dict[str, Any]:
     """Call an upstream tool through the gateway. With ``run`` and ``step``: execute that
     step of a run started with ``executor: "agent"`` (refused with a stable code, nothing
     forwarded, unless it is the step's approved call and the step is ready)."""
-    bound = BoundCall.from_meta(
-        {"forge/run": body.run, "forge/step": body.step}
-        if body.run is not None or body.step is not None
-        else None
-    )
-    if bound is None:
-        answered = held.call_unbound(request.auth, body.tool, body.arguments)
-        return {
-            **answered,
-            "tool": body.tool,
-            "run": None,
-            "step": None,
-            "step_status": None,
-            "run_status": None,
-        }
-    return services.call_bound(request.auth, bound, body.tool, body.arguments).to_data()
+    return calls.call(request.auth, body.tool, body.arguments, run=body.run, step=body.step)
 
 
 @router.get("/gateway/calls", response=list[HeldCallOut])
@@ -87,10 +69,7 @@ def get_held_call(request: HttpRequest, call_id: int) -> dict[str, Any]:
 def held_call_status(request: HttpRequest, call_id: int) -> dict[str, Any]:
     """Its status, for the agent that asked (the MCP side waits on it): only the
     caller and those who may decide read it."""
-    call = get_object_or_404(HeldCall, pk=call_id)
-    if call.user_id != request.auth.pk and not request.auth.can("step.approve"):
-        raise Http404
-    return {"id": call.pk, "status": call.status}
+    return {"id": call_id, "status": calls.call_status(request.auth, call_id)}
 
 
 @router.post("/gateway/calls/{call_id}/approve", response=HeldCallOut)

@@ -4,9 +4,13 @@ It lists the tools ``GET /api/v1/gateway/tools`` answers (named ``<server>.<tool
 their annotations, input and output schemas) and sends each call to ``POST
 /api/v1/gateway/calls``, with the run and step its ``_meta`` names (``forge/run``,
 ``forge/step``). It holds no tool of its own and decides nothing: the web checks the call,
-forwards it once and answers, so an agent's calls pass the same API, gate and audit trail
-over ``/mcp/gateway`` and over ``forge gateway --url URL`` (stdio). ``client_for`` says
-where the REST calls go for the request at hand, as for ``forge.mcp_server``.
+forwards it once and answers, so an agent's calls pass the same gate and audit trail over
+``/mcp/gateway`` and over ``forge gateway --url URL`` (stdio). ``client_for`` gives the
+``GatewayApi`` for the request at hand: for ``forge gateway`` the REST client
+(``forge.client.AsyncForgeClient``); in the web process ``/mcp/gateway`` calls the same
+functions the REST API runs (``gateway.calls``) without an HTTP request back into itself
+(``forge_web.mcp_gateway``), refusing with the same ``ForgeApiError`` the REST answer
+would have given.
 
 Answers: a tool's output as its structured content when it declares an output schema
 (and as JSON text), else its text; a refusal or a failed call is a tool error shaped
@@ -20,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -28,13 +32,39 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from forge.client import AsyncForgeClient, ForgeApiError
+from forge.client import ForgeApiError
 from forge.gateway.binding import BoundCall, GatewayRefused
 from forge.version import forge_version
 
-__all__ = ["GATEWAY_INSTRUCTIONS", "ClientFor", "answered", "build_gateway", "refusal"]
+__all__ = [
+    "GATEWAY_INSTRUCTIONS",
+    "ClientFor",
+    "GatewayApi",
+    "answered",
+    "build_gateway",
+    "refusal",
+]
 
-ClientFor = Callable[[ServerRequestContext[Any]], AbstractAsyncContextManager[AsyncForgeClient]]
+
+class GatewayApi(Protocol):
+    """What the gateway asks of Forge, answered as the REST API answers (its JSON) and
+    refused with ``ForgeApiError`` carrying the API's status, code and body."""
+
+    async def gateway_tools(self) -> list[dict[str, Any]]: ...
+
+    async def gateway_call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        run: int | None = None,
+        step: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def gateway_call_status(self, call_id: int) -> str: ...
+
+
+ClientFor = Callable[[ServerRequestContext[Any]], AbstractAsyncContextManager[GatewayApi]]
 
 GATEWAY_INSTRUCTIONS = """\
 Forge's gateway: the tools of the MCP servers Forge was configured with, each call checked \
@@ -75,7 +105,7 @@ _STATUS_BY_CODE = {"invalid_meta": 400, "tool_failed": 502, "unreachable": 503, 
 
 
 async def _decided(
-    ctx: ServerRequestContext[Any], client: AsyncForgeClient, held: int, hold_seconds: object
+    ctx: ServerRequestContext[Any], client: GatewayApi, held: int, hold_seconds: object
 ) -> bool:
     """Wait up to ``hold_seconds`` (the site's ``FORGE_GATEWAY_HOLD_SECONDS``) for a person
     to decide held call ``held``, reporting progress; whether they did."""
@@ -155,7 +185,7 @@ def answered(data: Mapping[str, Any]) -> types.CallToolResult:
 
 
 def build_gateway(client_for: ClientFor, *, name: str = "forge-gateway") -> Server[Any]:
-    """The gateway's MCP server; each request gets its REST client from ``client_for``."""
+    """The gateway's MCP server; each request gets its ``GatewayApi`` from ``client_for``."""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
