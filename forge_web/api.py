@@ -175,8 +175,7 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 
 def forge_error_answer(exc: ForgeError) -> tuple[int, dict[str, Any]]:
-    """The status and body the API answers ``exc`` with (also what ``/mcp/gateway``
-    refuses with when it calls the gateway in process: ``forge_web.mcp_gateway``)."""
+    """The status and body the API answers ``exc`` with."""
     status = FORGE_ERROR_CODE_STATUS.get(exc.code) or next(
         (FORGE_ERROR_STATUS[cls] for cls in type(exc).__mro__ if cls in FORGE_ERROR_STATUS), 400
     )

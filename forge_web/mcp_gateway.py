@@ -12,7 +12,7 @@ caller's rate with ``GET /api/v1/me`` for this HTTP request; the token is read a
 the REST body's own schema (``CallIn``) and its answer shaped by ``CallOut``;
 permissions, the gate, the audit trail and the executor are the same code. A refusal is
 the ``ForgeApiError`` the REST client would have raised from the API's answer (status,
-code, detail and extras such as ``held_call``, by ``forge_web.api.forge_error_answer``).
+code, detail and extras such as ``held_call``), made by the API's own exception handlers.
 The database connection is opened and closed around the call as Django does around a
 request (``close_old_connections``). What it saves per call: the inner request's HTTP
 encoding, Django's request cycle and middleware, ninja's parsing (docs/benchmarks.md,
@@ -21,29 +21,24 @@ encoding, Django's request cycle and middleware, ninja's parsing (docs/benchmark
 
 from __future__ import annotations
 
-import logging
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pydantic
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.core.exceptions import PermissionDenied
-from django.db import DatabaseError, close_old_connections
-from django.http import Http404
-from ninja.errors import AuthenticationError
-from pydantic import ValidationError
+from django.db import close_old_connections
+from django.http import HttpRequest
+from ninja.errors import ValidationError
 
 from accounts.auth import bearer_user
-from accounts.outages import note_database_failure
 from forge.client import ForgeApiError
-from forge.errors import ForgeError
-from forge_web.api import forge_error_answer
-from forge_web.outages import DETAIL as DATABASE_AWAY
+from forge_web.api import api
+from forge_web.mcp_path import GATEWAY_PATH
 from gateway import calls
 from gateway.schemas import CallIn, CallOut, GatewayToolOut
 
 __all__ = ["InProcessGateway"]
-
-logger = logging.getLogger(__name__)
 
 
 class InProcessGateway:
@@ -105,25 +100,14 @@ def _call(
 
 
 def _refusal(exc: Exception) -> ForgeApiError:
-    """What the API would have answered ``exc`` with (``forge_web.api``'s handlers)."""
-    status: int
-    body: dict[str, Any]
-    if isinstance(exc, ForgeError):
-        status, body = forge_error_answer(exc)
-    elif isinstance(exc, ValidationError):
-        errors = exc.errors(include_url=False, include_context=False)
-        status, body = 422, {"detail": "Invalid request", "code": "validation_error",
-                             "errors": errors}  # fmt: skip
-    elif isinstance(exc, AuthenticationError):
-        message = exc.message if exc.message != "Unauthorized" else "Authentication required"
-        status, body = 401, {"detail": message, "code": "not_authenticated"}
-    elif isinstance(exc, PermissionDenied):
-        status, body = 403, {"detail": str(exc) or "Permission denied", "code": "permission_denied"}
-    elif isinstance(exc, Http404):
-        status, body = 404, {"detail": "Not found", "code": "not_found"}
-    elif isinstance(exc, DatabaseError) and note_database_failure(exc):
-        status, body = 503, {"detail": DATABASE_AWAY, "code": "database_unavailable"}
-    else:
-        logger.error("unexpected error in a /mcp/gateway call", exc_info=exc)
-        status, body = 500, {"detail": "Internal server error", "code": "server_error"}
-    return ForgeApiError(str(body["detail"]), code=str(body["code"]), status=status, body=body)
+    """What the API would have answered ``exc`` with: its own exception handlers
+    (``forge_web.api``) make the answer, so the two ways in cannot drift apart."""
+    if isinstance(exc, pydantic.ValidationError):  # CallIn's, as ninja reports a body's
+        exc = ValidationError(exc.errors(include_url=False, include_context=False))
+    request = HttpRequest()
+    request.method, request.path = "POST", GATEWAY_PATH
+    answer = api.on_exception(request, exc)
+    body = json.loads(answer.content)
+    return ForgeApiError(
+        str(body["detail"]), code=str(body["code"]), status=answer.status_code, body=body
+    )
