@@ -21,8 +21,7 @@ from plans.views import STATUS_LABELS
 from reviews import resolution
 from reviews.models import Notification
 from reviews.queue import _steps_waiting, _versions_waiting, reachable_steps, reachable_versions
-from runs.models import Run, StepRun
-from runs.views import RUN_STATUS_LABELS
+from runs.models import RUN_STATUS_LABELS, Run, StepRun
 
 __all__ = ["HOME_LIMIT", "INBOX_LIMIT", "held_calls_of", "home_for", "item_data", "items_for",
            "mark_read", "unread_count"]  # fmt: skip

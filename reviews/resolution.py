@@ -56,9 +56,8 @@ from plans.rules import current_rules, version_judgement
 from reviews import live
 from reviews.models import Notification
 from reviews.signals import ASKS
-from runs.models import Run, RunEvent, StepApproval, StepRun
+from runs.models import RUN_STATUS_LABELS, Run, RunEvent, StepApproval, StepRun
 from runs.step_rules import step_judgements
-from runs.views import RUN_STATUS_LABELS
 
 __all__ = [
     "connect", "is_milestone", "settle", "settle_call", "settle_expired_calls", "settle_plan",

@@ -42,8 +42,7 @@ from reviews.models import (
 from reviews.notifications import kinds_for
 from reviews.replan_story import replan_story
 from reviews.signals import KINDS
-from runs.models import Run
-from runs.views import RUN_STATUS_LABELS
+from runs.models import RUN_STATUS_LABELS, Run
 
 # Why a step waits when its event gave no reason (the queue's card says the same).
 POLICY_PAUSE = "the run's policy asks for approval"

@@ -14,6 +14,18 @@ from django.db import models
 
 from forge.runtime import RUN_STATUSES, STEP_STATUSES
 
+# What a person reads for each of forge.runtime's RUN_STATUSES (pages, inbox, mail).
+RUN_STATUS_LABELS = {
+    "queued": "Queued",
+    "running": "Running",
+    "awaiting_approval": "Awaiting approval",
+    "needs_replan": "Needs replan",
+    "succeeded": "Succeeded",
+    "failed": "Failed",
+    "budget_exhausted": "Budget exhausted",
+    "cancelled": "Cancelled",
+}
+
 
 class Run(models.Model):
     plan = models.ForeignKey("plans.Plan", on_delete=models.PROTECT, related_name="runs")

@@ -29,24 +29,12 @@ from plans.compilation import policy
 from plans.models import Plan, PlanVersion, VersionStatus
 from runs.events import to_data
 from runs.isolation import rlimits_only_steps
-from runs.models import Run, RunEvent
+from runs.models import RUN_STATUS_LABELS, Run, RunEvent
 from runs.snapshot import snapshot
 
 PAGE_SIZE = 25
 # How many approved versions the start form offers, newest first.
 STARTABLE_LIMIT = 200
-RUN_STATUS_LABELS = {
-    "queued": "Queued",
-    "running": "Running",
-    "awaiting_approval": "Awaiting approval",
-    "needs_replan": "Needs replan",
-    "succeeded": "Succeeded",
-    "failed": "Failed",
-    "budget_exhausted": "Budget exhausted",
-    "cancelled": "Cancelled",
-}
-
-
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     ensure_permission(request.user, "run.view")
