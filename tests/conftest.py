@@ -51,6 +51,9 @@ DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
+_OWNS_TEMPLATES = pytest.StashKey[bool]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "requires(*services): needs postgres, redis, chromium, bwrap, node"
@@ -58,8 +61,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "postgres: about PostgreSQL itself; runs when the suite does"
     )
-    if not hasattr(config, "workerinput"):  # the run's first process: xdist's are its children
-        os.environ.setdefault(deployment.TEST_RUN, uuid.uuid4().hex[:16])
+    # The run's demo templates belong to the process that names the run: xdist's
+    # processes, and a pytest that a test starts (tests/web/test_services.py), inherit
+    # the name and must not drop what the run still copies.
+    if deployment.TEST_RUN not in os.environ:
+        os.environ[deployment.TEST_RUN] = uuid.uuid4().hex[:16]
+        config.stash[_OWNS_TEMPLATES] = True
     from django.conf import settings
 
     # SQLite's test database lives in memory (Django's default for SQLite). Said outright
@@ -155,7 +162,7 @@ def require_service(*names: str) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     CHROMIUM.close()
-    if not hasattr(session.config, "workerinput"):  # after every test process is done
+    if session.config.stash.get(_OWNS_TEMPLATES, False):  # after every test process is done
         deployment.drop_shared_templates()
 
 

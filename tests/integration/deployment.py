@@ -377,7 +377,7 @@ def _run_id() -> str:
     return os.environ.get(TEST_RUN, f"p{os.getpid()}")
 
 
-def _shared_templates() -> Path:
+def shared_templates() -> Path:
     return Path(tempfile.gettempdir()) / f"forge-demo-templates-{_run_id()}"
 
 
@@ -449,7 +449,7 @@ def _demo_template(kind: str, env: dict[str, str], postgres_url: str = POSTGRES)
     server = postgres_url if kind == "postgres" else ""
     key = hashlib.sha256(json.dumps([kind, server, settings]).encode()).hexdigest()[:16]
     if key not in _TEMPLATES:
-        shared = _shared_templates()
+        shared = shared_templates()
         shared.mkdir(parents=True, exist_ok=True)
         root = shared / key
         with (shared / f"{key}.lock").open("w") as lock:
@@ -481,7 +481,7 @@ def _build_template(
 
 def drop_shared_templates() -> None:
     """Drop the run's demo templates (from its last process: pytest_sessionfinish)."""
-    shared = _shared_templates()
+    shared = shared_templates()
     for made in shared.glob("*/template.json"):
         data = json.loads(made.read_text())
         _DemoTemplate(made.parent, data["database"], {}, data["postgres_url"]).drop()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration import deployment
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -63,12 +65,18 @@ def test_every_skip_fails_when_services_are_required(tmp_path: Path, required, e
     """``.ci/run`` sets FORGE_REQUIRE_SERVICES=1: then no skip of any kind passes a run."""
     (tmp_path / "test_skipping.py").write_text(_SKIPPING)
     env = {**os.environ, "FORGE_REQUIRE_SERVICES": required}
+    # The pytest started here belongs to this run (it inherits FORGE_TEST_RUN): ending,
+    # it must leave the run's demo templates to the run, which may still copy them.
+    kept = deployment.shared_templates() / "kept-for-the-run"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text("")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "tests.conftest", "-c", "pyproject.toml",
          "--rootdir", str(REPO), "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
     )  # fmt: skip
     assert result.returncode == exit_code, result.stdout[-3000:]
+    assert kept.exists()
     if required:
         assert "FORGE_REQUIRE_SERVICES=1 fails every skip: Skipped: nothing to see" in result.stdout
         assert "1 failed, 1 passed, 1 error" in result.stdout
