@@ -21,14 +21,12 @@ help: ## List the targets
 # One line per step: a step's own output is shown only when it fails.
 QUIETLY = quietly() { out=$$("$$@" 2>&1) || { status=$$?; printf '%s\n' "$$out" >&2; return $$status; }; }; quietly
 
-# pip --no-compile: byte-compiling every installed module was half the install's time;
-# Python compiles the ones a process imports, once, on first use.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Forge needs Python 3.12 or newer; set PYTHON=/path/to/python3.12")'
 	@echo "--- installing Python packages into $(VENV) (first run, or pyproject.toml changed: a minute or two)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(QUIETLY) $(BIN)/python -m pip install --quiet --upgrade pip
-	@$(QUIETLY) $(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
+	@$(QUIETLY) $(BIN)/python -m pip install --quiet -e '.[dev]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 run: export FORGE_PLANNER ?= $(DEMO_PLANNER)
