@@ -32,7 +32,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import InvalidArgument
 
-from tests.e2e.chromium import CHROMIUM, is_browser_test
+from tests.e2e.chromium import CHROMIUM, chromium_path, is_browser_test
 from tests.examples import PROFILE, examples
 from tests.fake_dns import FakeDns
 from tests.integration import deployment
@@ -120,7 +120,7 @@ def _redis_missing() -> str | None:
 
 
 def _chromium_missing() -> str | None:
-    if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
+    if chromium_path() is not None:
         return None
     try:
         from playwright.sync_api import sync_playwright
@@ -130,7 +130,10 @@ def _chromium_missing() -> str | None:
                 return None
     except Exception:  # any failure means: no usable browser
         pass
-    return "Chromium is not installed (apt-get install chromium, or playwright install chromium)"
+    return (
+        "Chromium is not installed (apt-get install chromium-headless-shell, or playwright"
+        " install chromium)"
+    )
 
 
 def _bwrap_missing() -> str | None:

@@ -1,7 +1,8 @@
 """Browser tests: Playwright for Python driving Chromium against pytest-django's live server.
 
-Chromium is ``/usr/bin/chromium`` (Debian's; ``.ci/run`` installs it), else ``chromium`` on
-the PATH, else Playwright's own download. Without any of them the tests skip saying so,
+Chromium is Debian's headless shell, ``/usr/bin/chromium-headless-shell`` (``make test``
+installs it), else ``/usr/bin/chromium``, else either on the PATH, else Playwright's own
+download (``tests/e2e/chromium.py``). Without any of them the tests skip saying so,
 and fail under ``FORGE_REQUIRE_SERVICES=1`` (``require_service("chromium")``).
 
 Fixtures:
