@@ -6,6 +6,11 @@
 # the SQLite pass it costs little, where after it it added a minute or two to the run.
 # Its output is printed once the SQLite pass is over; either failing fails the run.
 set -uo pipefail
+# Python's own default, whatever the shell says: the suite starts hundreds of Python
+# processes (deployments' web and worker processes, the CLI, MCP servers, the test
+# processes themselves), and with PYTHONDONTWRITEBYTECODE set each one compiled Forge's
+# 300 modules and every test file again (0.2 to 0.3 s of CPU a process).
+unset PYTHONDONTWRITEBYTECODE
 pytest=("$@")
 python="${pytest[0]}"
 pg="${FORGE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
