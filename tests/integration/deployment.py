@@ -122,19 +122,12 @@ class Deployment:
             self.start_worker()
         return self
 
-    def load_demo(self, *, migrated: str = "") -> dict[str, str]:
-        """Migrate this deployment's fresh database, load the demo and make ada's and
-        grace's API tokens (``manage.py migrate``, ``forge_demo`` and ``forge_user NAME
-        --token``, about 8 s). On PostgreSQL the database is made from ``migrated``, a
-        migrated database, where one is named."""
-        if self._database:
-            import psycopg
-
-            template = f' TEMPLATE "{migrated}"' if migrated else ""
-            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{self._database}"{template}')
-        # The four commands in one process: each manage.py process costs a second of
-        # Django's start-up, and a run of the suite makes several templates.
+    def load_demo(self) -> dict[str, str]:
+        """Load the demo into this deployment's database (migrating it first where a
+        migration is missing) and make ada's and grace's API tokens (``forge_demo`` and
+        ``forge_user NAME --token``)."""
+        # The commands in one process: each manage.py process costs a second of Django's
+        # start-up, and a run of the suite makes several templates.
         out = self.manage("shell", "-c", _LOAD_DEMO)
         return json.loads(out.strip().splitlines()[-1])
 
@@ -451,79 +444,67 @@ def _demo_template(kind: str, env: dict[str, str], postgres_url: str = POSTGRES)
     server = postgres_url if kind == "postgres" else ""
     key = hashlib.sha256(json.dumps([kind, server, settings]).encode()).hexdigest()[:16]
     if key not in _TEMPLATES:
-        shared = shared_templates()
-        shared.mkdir(parents=True, exist_ok=True)
-        root = shared / key
-        with (shared / f"{key}.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the one that builds
-            if not (root / "template.json").exists():
-                migrated = _migrated(kind, env, postgres_url)
-                database = f"forge_demo_{_run_id()}_{key}"
-                _build_template(kind, env, postgres_url, root, database, migrated)
-        made = json.loads((root / "template.json").read_text())
-        _TEMPLATES[key] = _DemoTemplate(root, made["database"], made["tokens"], postgres_url)
+
+        def build(maker: Deployment) -> dict[str, str]:
+            _migrated(kind, env, postgres_url).copy_to(maker)
+            return maker.load_demo()
+
+        _TEMPLATES[key] = _made_once(key, kind, env, postgres_url, build)
     return _TEMPLATES[key]
 
 
-def _maker(
-    kind: str, env: dict[str, str], postgres_url: str, root: Path, database: str
-) -> Deployment:
-    """A deployment that only runs ``manage.py`` commands, over ``root`` and ``database``."""
-    shutil.rmtree(root, ignore_errors=True)  # what a process killed while building left
-    root.mkdir(parents=True)
-    maker = Deployment(kind, root, postgres_url=postgres_url)
-    maker.env = {**env, "FORGE_WORKSPACES": str(root / "workspaces")}
-    maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(root / "audit-anchors.jsonl")
-    if kind == "sqlite":
-        maker.env["DATABASE_URL"] = f"sqlite:///{root / 'forge.sqlite3'}"
-    else:
-        maker._database = database
-        maker.env["DATABASE_URL"] = postgres_url.rsplit("/", 1)[0] + "/" + database
-    return maker
+def _made_once(
+    name: str,
+    kind: str,
+    env: dict[str, str],
+    postgres_url: str,
+    build: Callable[[Deployment], dict[str, str]],
+) -> _DemoTemplate:
+    """The run's template ``name``: made by ``build`` (which returns the demo users'
+    tokens) over a fresh root and database, under a file lock, by the first process of
+    the run that needs it; the others wait, then copy what it made."""
+    shared = shared_templates()
+    shared.mkdir(parents=True, exist_ok=True)
+    root = shared / name
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the one that builds
+        if not (root / "template.json").exists():
+            shutil.rmtree(root, ignore_errors=True)  # what a process killed while building left
+            root.mkdir(parents=True)
+            maker = Deployment(kind, root, postgres_url=postgres_url)
+            maker.env = {**env, "FORGE_WORKSPACES": str(root / "workspaces")}
+            maker.env["FORGE_AUDIT_ANCHOR_PATH"] = str(root / "audit-anchors.jsonl")
+            if kind == "sqlite":
+                maker.env["DATABASE_URL"] = f"sqlite:///{root / 'forge.sqlite3'}"
+            else:
+                maker._database = f"forge_{_run_id()}_{name}".replace("-", "_")
+                maker.env["DATABASE_URL"] = postgres_url.rsplit("/", 1)[0] + "/" + maker._database
+            tokens = build(maker)
+            made = {"database": maker._database, "postgres_url": postgres_url, "tokens": tokens}
+            (root / "template.json").write_text(json.dumps(made))  # last: the template is whole
+    made = json.loads((root / "template.json").read_text())
+    return _DemoTemplate(root, made["database"], made["tokens"], postgres_url)
 
 
 def _migrated(kind: str, env: dict[str, str], postgres_url: str) -> _DemoTemplate:
     """An empty database with every migration applied, one per run, kind and server,
-    from which each template starts: Django's migrations (rendering the models' states)
-    were two thirds of a template's 10 s of CPU, the same work for every template."""
+    from which each demo template starts: Django's migrations (rendering the models'
+    states) were two thirds of a template's 10 s of CPU, the same work for every one."""
     server = postgres_url if kind == "postgres" else ""
     digest = hashlib.sha256(json.dumps([kind, server]).encode()).hexdigest()[:16]
-    shared = shared_templates()
-    root = shared / f"migrated-{digest}"
-    with (shared / f"migrated-{digest}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "template.json").exists():
-            base = {k: v for k, v in env.items() if not k.startswith("FORGE_")}
-            database = f"forge_migrated_{_run_id()}_{digest}"
-            maker = _maker(kind, base, postgres_url, root, database)
-            if maker._database:
-                import psycopg
 
-                with psycopg.connect(postgres_url, autocommit=True) as conn:
-                    conn.execute(f'CREATE DATABASE "{maker._database}"')
-            maker.manage("migrate", "--no-input")
-            made = {"database": maker._database, "postgres_url": postgres_url, "tokens": {}}
-            (root / "template.json").write_text(json.dumps(made))  # last: it is whole
-    made = json.loads((root / "template.json").read_text())
-    return _DemoTemplate(root, made["database"], {}, postgres_url)
+    def build(maker: Deployment) -> dict[str, str]:
+        if maker._database:
+            import psycopg
 
+            with psycopg.connect(postgres_url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{maker._database}"')
+        maker.manage("migrate", "--no-input")
+        return {}
 
-def _build_template(
-    kind: str,
-    env: dict[str, str],
-    postgres_url: str,
-    root: Path,
-    database: str,
-    migrated: _DemoTemplate,
-) -> None:
-    maker = _maker(kind, env, postgres_url, root, database)
-    if kind == "sqlite":
-        for name in _ROOT_FILES:
-            if (migrated.root / name).exists():
-                shutil.copyfile(migrated.root / name, root / name)
-    tokens = maker.load_demo(migrated=migrated.database)
-    made = {"database": maker._database, "postgres_url": postgres_url, "tokens": tokens}
-    (root / "template.json").write_text(json.dumps(made))  # last: the template is whole
+    # Migrations read no Forge setting: one base serves every set of them.
+    base = {k: v for k, v in env.items() if not k.startswith("FORGE_")}
+    return _made_once(f"migrated-{digest}", kind, base, postgres_url, build)
 
 
 def drop_shared_templates() -> None:
