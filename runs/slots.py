@@ -114,7 +114,7 @@ class SlotWorker:
                     break
                 # An empty poll keeps its connection for the next: closing it each time
                 # (SQLite's CONN_MAX_AGE is 0) made an idle worker reconnect at every
-                # poll, 40% of what it spent idle. After a claim or a failure the
+                # poll, nearly half of what it spent idle. After a claim or a failure the
                 # connection is checked and closed as Django's request cycle would.
                 if not polled_empty:
                     close_old_connections()

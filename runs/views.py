@@ -35,6 +35,8 @@ from runs.snapshot import snapshot
 PAGE_SIZE = 25
 # How many approved versions the start form offers, newest first.
 STARTABLE_LIMIT = 200
+
+
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
     ensure_permission(request.user, "run.view")
