@@ -91,7 +91,8 @@ class Deployment:
         ``make run`` starts them)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO", "PYTEST"))}
         env.update(
-            DJANGO_SETTINGS_MODULE="forge_web.settings",
+            # Forge's settings with a fast password hasher (tests/integration/settings.py).
+            DJANGO_SETTINGS_MODULE="tests.integration.settings",
             FORGE_WORKSPACES=str(self.root / "workspaces"),
             FORGE_AUDIT_ANCHOR_PATH=str(self.root / "audit-anchors.jsonl"),
             FORGE_STEP_LEASE_SECONDS="2",
