@@ -415,11 +415,15 @@ def test_no_unapproved_call_reaches_a_runner_whatever_happens(
         settings=hypothesis_settings(
             max_examples=count,
             stateful_step_count=12,
+            # The same examples in every run, as CI's profile has them: a developer's 40
+            # random ones once made no call at all (2026-12-05), and the check below
+            # failed a correct gate.
+            derandomize=True,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
             database=None,
         ),
     )
     # The machine did run steps: an invariant over no calls would prove nothing.
-    # CI's 200 examples make well over 20 calls; a developer's 40 random ones may make few.
-    assert totals["calls"] + len(oracle.calls) > (20 if count >= 200 else 0)
+    # CI's 200 examples make 167 calls, a developer's 40 make 24 (2026-12-05).
+    assert totals["calls"] + len(oracle.calls) > (100 if count >= 200 else 10)

@@ -179,10 +179,15 @@ def test_nothing_an_agent_does_through_mcp_runs_what_another_person_did_not_appr
         settings=hypothesis_settings(
             max_examples=examples(25),
             stateful_step_count=8,
+            # The same examples in every run, as CI's profile has them: a developer's few
+            # random ones may run too little for the check below (tests/web/
+            # test_gate_state_machine.py failed so once).
+            derandomize=True,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
             database=None,
         ),
     )
     # Approved versions did run: an invariant over no calls would prove nothing.
+    # CI's 25 examples make 43 calls, a developer's 10 make 23 (2026-12-05).
     assert len(oracle.calls) > 5
