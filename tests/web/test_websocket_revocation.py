@@ -96,7 +96,9 @@ def _session_cookie(user: Any) -> tuple[Client, bytes]:
 
 async def _open(path: str, header: tuple[bytes, bytes]) -> WebsocketCommunicator:
     socket = WebsocketCommunicator(APP, path, headers=[header])
-    connected, _ = await socket.connect()
+    # Not the communicator's default of 1 s: on a loaded machine one of a crowd's thirty
+    # connections (each checks its credential in the database) once took longer.
+    connected, _ = await socket.connect(timeout=10)
     assert connected
     return socket
 
