@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import websockets
 
 REPO = Path(__file__).resolve().parents[2]
@@ -247,10 +248,8 @@ class Deployment:
             except subprocess.TimeoutExpired:
                 process.kill()
         if self._database:
-            import psycopg
-
-            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{self._database}" WITH (FORCE)')
+            statement = f'DROP DATABASE IF EXISTS "{self._database}" WITH (FORCE)'
+            _on_server(self.postgres_url, statement)
 
 
 class RawRequest:
@@ -377,6 +376,13 @@ def shared_templates() -> Path:
     return Path(tempfile.gettempdir()) / f"forge-demo-templates-{_run_id()}"
 
 
+def _on_server(postgres_url: str, statement: str) -> None:
+    """One statement outside a transaction (CREATE and DROP DATABASE) on the server's
+    maintenance database."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(statement)
+
+
 @dataclass(frozen=True)
 class _DemoTemplate:
     root: Path
@@ -390,17 +396,13 @@ class _DemoTemplate:
             if (self.root / name).exists():
                 shutil.copyfile(self.root / name, deployment.root / name)
         if self.database:
-            import psycopg
-
-            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{deployment._database}" TEMPLATE "{self.database}"')
+            statement = f'CREATE DATABASE "{deployment._database}" TEMPLATE "{self.database}"'
+            _on_server(self.postgres_url, statement)
         return dict(self.tokens)
 
     def drop(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
         if self.database:
-            import psycopg
-
             # A private server (tests/integration/services.py) may be gone with its data.
             with (
                 contextlib.suppress(psycopg.OperationalError),
@@ -496,10 +498,7 @@ def _migrated(kind: str, env: dict[str, str], postgres_url: str) -> _DemoTemplat
 
     def build(maker: Deployment) -> dict[str, str]:
         if maker._database:
-            import psycopg
-
-            with psycopg.connect(postgres_url, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{maker._database}"')
+            _on_server(postgres_url, f'CREATE DATABASE "{maker._database}"')
         maker.manage("migrate", "--no-input")
         return {}
 
