@@ -1,7 +1,9 @@
 """``OpenAICompatibleModel``: any endpoint that speaks OpenAI's chat completions.
 
 One ``POST {base_url}/chat/completions`` per call, over httpx. Tools are offered in the
-function format with their ``args_schema`` as parameters; the reply's
+function format with their ``args_schema`` as parameters, each under a name such
+endpoints accept (``forge.models.function_names``: ``ledger.list_entries`` goes as
+``ledger_list_entries``, and calls come back under the catalogue's name); the reply's
 ``choices[0].message`` gives the text and the tool calls, ``usage.total_tokens`` the
 tokens, and the optional price per thousand tokens the cost. Everything that is not a
 usable reply is a ``ModelError`` with a code: an HTTP status of 400 or more, a timeout
@@ -20,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from forge.models.function_names import FunctionNames
 from forge.models.port import Message, ModelError, ModelReply, ToolCall
 from forge.tools.spec import ToolSpec
 
@@ -28,20 +31,20 @@ __all__ = ["OpenAICompatibleModel", "tool_schema", "wire_message"]
 DEFAULT_MAX_RESPONSE_BYTES = 8 << 20
 
 
-def tool_schema(spec: ToolSpec) -> dict[str, Any]:
-    """``spec`` as an OpenAI function tool."""
+def tool_schema(spec: ToolSpec, names: FunctionNames) -> dict[str, Any]:
+    """``spec`` as an OpenAI function tool, under its wire name."""
     return {
         "type": "function",
         "function": {
-            "name": spec.name,
+            "name": names.wire(spec.name),
             "description": spec.description,
             "parameters": dict(spec.args_schema),
         },
     }
 
 
-def wire_message(message: Message) -> dict[str, Any]:
-    """``message`` in the chat completions shape."""
+def wire_message(message: Message, names: FunctionNames) -> dict[str, Any]:
+    """``message`` in the chat completions shape, its tool calls under their wire names."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         data["content"] = message.content or None
@@ -49,7 +52,10 @@ def wire_message(message: Message) -> dict[str, Any]:
             {
                 "id": call.id,
                 "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+                "function": {
+                    "name": names.wire(call.name),
+                    "arguments": json.dumps(dict(call.arguments)),
+                },
             }
             for call in message.tool_calls
         ]
@@ -98,12 +104,16 @@ class OpenAICompatibleModel:
         *,
         response_format: Mapping[str, Any] | None = None,
     ) -> ModelReply:
+        names = FunctionNames.for_tools(
+            [spec.name for spec in tools]
+            + [call.name for message in messages for call in message.tool_calls]
+        )
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [wire_message(message) for message in messages],
+            "messages": [wire_message(message, names) for message in messages],
         }
         if tools:
-            body["tools"] = [tool_schema(spec) for spec in tools]
+            body["tools"] = [tool_schema(spec, names) for spec in tools]
         if response_format is not None:
             body["response_format"] = dict(response_format)
         status, raw = self._post(body)
@@ -113,7 +123,7 @@ class OpenAICompatibleModel:
                 code="model_http_error",
                 status=status,
             )
-        return self._reply(raw)
+        return self._reply(raw, names)
 
     def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
         deadline = time.monotonic() + self.timeout_s
@@ -144,14 +154,14 @@ class OpenAICompatibleModel:
                 code="model_unreachable",
             ) from None
 
-    def _reply(self, raw: bytes) -> ModelReply:
+    def _reply(self, raw: bytes, names: FunctionNames) -> ModelReply:
         try:
             data = json.loads(raw)
             message = data["choices"][0]["message"]
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
             raw_calls = message.get("tool_calls") or []
-            calls = tuple(_tool_call(call, index) for index, call in enumerate(raw_calls))
+            calls = tuple(_tool_call(call, index, names) for index, call in enumerate(raw_calls))
             usage = data.get("usage") or {}
             tokens = _tokens(usage)
             input_tokens = int(usage.get("prompt_tokens") or 0)
@@ -174,11 +184,12 @@ class OpenAICompatibleModel:
         )
 
 
-def _tool_call(call: Any, index: int) -> ToolCall:
+def _tool_call(call: Any, index: int, names: FunctionNames) -> ToolCall:
     function = call["function"]
-    name = function["name"]
-    if not isinstance(name, str):
+    wire_name = function["name"]
+    if not isinstance(wire_name, str):
         raise TypeError(f"tool call {index} has no name")
+    name = names.catalogue(wire_name)
     call_id = str(call.get("id") or f"call_{index}")
     raw = function.get("arguments")
     if raw is None or raw == "":

@@ -3,12 +3,15 @@
 Queue what it answers with ``reply(...)`` (a chat completion) or ``respond(...)`` (any
 status and body); every request is kept, parsed, in ``requests``, with its headers in
 ``headers``. With nothing queued it answers 500, so a test that calls once too often
-fails loudly.
+fails loudly. Like OpenAI's endpoint, it refuses with 400 a request that names a
+function outside ``^[a-zA-Z0-9_-]+$`` or over 64 characters, in its tools or in earlier
+tool calls, and then answers nothing queued.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -88,9 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.paths.append(self.path)
             self.server.headers.append(dict(self.headers))
-            self.server.requests.append(json.loads(body))
-            answer = self.server.answers.pop(0) if self.server.answers else None
-        status, raw, delay_s = answer or (500, b'{"error": {"message": "nothing queued"}}', 0)
+            request = json.loads(body)
+            self.server.requests.append(request)
+            refusal = _bad_function_name(request)
+            answer = self.server.answers.pop(0) if self.server.answers and not refusal else None
+        status, raw, delay_s = (
+            refusal or answer or (500, b'{"error": {"message": "nothing queued"}}', 0)
+        )
         time.sleep(delay_s)
         try:
             self.send_response(status)
@@ -100,6 +107,35 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(raw)
         except OSError:
             pass  # the client gave up (a timeout test)
+
+
+_FUNCTION_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def _bad_function_name(request: Any) -> tuple[int, bytes, float] | None:
+    """OpenAI's 400 for the first function name it would refuse, else None."""
+    named = [
+        (f"tools[{index}].function.name", tool.get("function", {}).get("name"))
+        for index, tool in enumerate(request.get("tools") or [])
+    ] + [
+        (f"messages[{index}].tool_calls[{number}].function.name", call["function"]["name"])
+        for index, message in enumerate(request.get("messages") or [])
+        for number, call in enumerate(message.get("tool_calls") or [])
+    ]
+    for where, name in named:
+        if not isinstance(name, str) or not _FUNCTION_NAME.fullmatch(name):
+            why = (
+                "string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+            )
+        elif len(name) > 64:
+            why = "string too long. Expected a string with maximum length 64."
+        else:
+            continue
+        error = {"message": f"Invalid '{where}': {why}", "type": "invalid_request_error",
+                 "param": where, "code": "invalid_value"}  # fmt: skip
+        return 400, json.dumps({"error": error}).encode(), 0.0
+    return None
 
 
 @contextmanager

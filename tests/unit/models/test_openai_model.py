@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
+import httpx
 import pytest
 
 from forge.models import Message, ModelError, OpenAICompatibleModel, ToolCall
+from forge.models.function_names import FunctionNames
 from forge.tools import builtin_registry
+from forge.tools.spec import ToolSpec
 
 from .openai_fake import completion
 
@@ -89,6 +93,68 @@ def test_an_earlier_tool_call_and_its_result_are_sent_back_in_the_openai_shape(f
         },
         {"role": "tool", "content": '{"ok": true}', "tool_call_id": "call_7"},
     ]
+
+
+LEDGER_READ = ToolSpec(
+    "ledger.list_entries",
+    "Lists the ledger's entries (an MCP server's tool, named as the catalogue names it).",
+    {"type": "object", "properties": {}},
+    "mcp.ledger",
+)
+
+
+def test_a_catalogue_name_openai_would_refuse_goes_by_a_name_it_accepts_and_comes_back(
+    fake_openai,
+):
+    fake_openai.reply(None, [("ledger_list_entries", {})])
+    fake_openai.reply("done")
+    talk = model(fake_openai)
+
+    first = talk.complete([Message.user("list the entries")], [LEDGER_READ, FILE_READ])
+    second = talk.complete(
+        [
+            Message.user("list the entries"),
+            Message("assistant", "", first.tool_calls),
+            Message.tool("call_0", '{"entries": {}}'),
+        ],
+        [LEDGER_READ, FILE_READ],
+    )
+
+    offered = [tool["function"]["name"] for tool in fake_openai.requests[0]["tools"]]
+    assert offered == ["ledger_list_entries", "file_read"]
+    assert first.tool_calls == (ToolCall("call_0", "ledger.list_entries", {}),)
+    assert fake_openai.messages(1)[1]["tool_calls"][0]["function"]["name"] == (
+        "ledger_list_entries"
+    )
+    assert second.content == "done"  # the endpoint accepted both requests
+
+
+def test_tools_whose_wire_names_would_collide_each_keep_their_own():
+    names = FunctionNames.for_tools(["a_b", "a.b", "a b", "x." * 40])
+
+    wires = [names.wire(name) for name in ["a_b", "a.b", "a b", "x." * 40]]
+
+    assert wires[0] == "a_b" and len(set(wires)) == 4
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire) for wire in wires)
+    assert [names.catalogue(wire) for wire in wires] == ["a_b", "a.b", "a b", "x." * 40]
+    assert names.catalogue("not_offered") == "not_offered"
+
+
+def test_a_name_openai_refuses_is_a_400_from_the_fake_as_from_openai(fake_openai):
+    """The fake holds to OpenAI's rule, so the tests above can fail."""
+    fake_openai.reply("never sent")
+    with httpx.Client() as client:
+        refused = client.post(
+            f"{fake_openai.base_url}/chat/completions",
+            json={"model": "m", "messages": [], "tools": [tool_schema_named("a.b")]},
+        )
+
+    assert refused.status_code == 400
+    assert refused.json()["error"]["param"] == "tools[0].function.name"
+
+
+def tool_schema_named(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
 
 
 def test_the_price_per_thousand_tokens_gives_the_cost(fake_openai):
