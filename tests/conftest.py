@@ -19,9 +19,11 @@ SQLite.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,6 +54,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 _OWNS_TEMPLATES = pytest.StashKey[bool]()
+_MEMORY_BACKED = "/dev/shm" if Path("/dev/shm").is_dir() else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,12 +72,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_OWNS_TEMPLATES] = True
     from django.conf import settings
 
-    # SQLite's test database lives in memory (Django's default for SQLite). Said outright
-    # because pytest-xdist's workers otherwise each name a file "test_<NAME>_gw0" beside
-    # the database's path, which for Forge's own SQLite backend is not a directory.
+    # SQLite's test database is a file in WAL mode, as production's, in memory-backed
+    # storage where there is some: Django's in-memory default shares one cache between
+    # the threads of a test (a server's request threads, an approver beside an agent),
+    # whose table locks fail at once ("database table is locked") where a file's wait
+    # for the busy timeout. A folder of this process's own, as pytest-xdist's workers
+    # and the pytest a test starts (tests/web/test_services.py) each make their database.
     database = settings.DATABASES["default"]
     if "sqlite" in database["ENGINE"] and not database.get("TEST", {}).get("NAME"):
-        database.setdefault("TEST", {})["NAME"] = ":memory:"
+        folder = tempfile.mkdtemp(prefix="forge-test-db-", dir=_MEMORY_BACKED)
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        database.setdefault("TEST", {})["NAME"] = str(Path(folder) / "test.sqlite3")
     # Passwords hashed for real cost seconds across a suite; tests need no such strength.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # No test is throttled by accident: generous rates (accounts.throttling), which the

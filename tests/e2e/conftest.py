@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,61 +44,18 @@ from django.test.testcases import LiveServerThread
 from tests.e2e.chromium import CHROMIUM, is_browser_test
 
 
-# One request at a time: the test database is SQLite in memory, whose one connection the
-# live server's threads share, and a page's parallel requests (its scripts' fetches, the
-# nav's inbox socket trying its luck) raced on it ("bad parameter or other API misuse").
-# Each connection is still read on its own thread: Chromium opens sockets it sends nothing
-# on yet (preconnects), and a server that reads one connection at a time sat on such a
-# socket while the page's real requests waited, until a page load ran out of time.
-class SerialWSGIServer(ThreadedWSGIServer):
-    """Connections are read on threads; the application answers one request at a time."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._answering = threading.Lock()
-
-    def get_app(self) -> Any:
-        app = super().get_app()
-        answering = self._answering
-
-        def one_at_a_time(environ: Any, start_response: Any) -> Any:
-            answering.acquire()
-            try:
-                return _ReleasedWhenClosed(app(environ, start_response), answering)
-            except BaseException:
-                answering.release()
-                raise
-
-        return one_at_a_time
-
+# The live server answers each connection on its own thread, at once, each with its own
+# connection to the test database (a file, tests/conftest.py), as production's server
+# does. Chromium opens sockets ahead of need and closes them unused: a reset while reading
+# a request that never came is not the application's error.
+class QuietWSGIServer(ThreadedWSGIServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
-        # Chromium closes the sockets it opened ahead of need and never used: a reset
-        # while reading a request that never came is not the application's error.
         if isinstance(sys.exc_info()[1], ConnectionError):
             return
         super().handle_error(request, client_address)
 
 
-class _ReleasedWhenClosed:
-    """A response body that keeps the lock until the server has written it and closed it
-    (wsgiref closes the body whether or not writing it failed)."""
-
-    def __init__(self, body: Any, lock: threading.Lock) -> None:
-        self._body = body
-        self._lock = lock
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._body)
-
-    def close(self) -> None:
-        try:
-            if hasattr(self._body, "close"):
-                self._body.close()
-        finally:
-            self._lock.release()
-
-
-LiveServerThread.server_class = SerialWSGIServer
+LiveServerThread.server_class = QuietWSGIServer
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "correct-horse-battery-staple"
