@@ -4,6 +4,9 @@ bearer token), its model an OpenAI-compatible endpoint (the tests' fake, which r
 function name outside OpenAI's pattern as OpenAI does), the tests' ledger upstream as a
 process. The model reads the ledger (an unbound read: it passes) and records a deposit
 (an unbound write: held, and the model is told approval_pending with the held call's id).
+With the SDK's ``tool_meta_resolver`` naming run and step in each call's ``_meta``, the
+same agent executes a run started with executor "agent": bound calls, checked against
+the approved arguments, and the run succeeds.
 
 The gateway names tools as the catalogue does (``ledger.list_entries``), which OpenAI
 refuses as a function name: the snippet sets the SDK's ``include_server_in_tool_names``,
@@ -28,10 +31,17 @@ from gateway.models import HeldCall
 from tests.unit.models.openai_fake import FakeOpenAI, completion, running
 
 from .mcp_helpers import CLIENT
-from .mcp_servers import deploy_ledger
+from .mcp_servers import LOOK, approved, deploy_ledger
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+COPY = {
+    "id": "copy",
+    "description": "Record the checked rent under its own key",
+    "tool": "ledger.record_entry",
+    "args": {"key": "rent_checked", "amount": {"$from": "look", "path": "entries.rent"}},
+    "depends_on": ["look"],
+}
 READ = "mcp_forge__ledger_list_entries"
 WRITE = "mcp_forge__ledger_record_entry"
 
@@ -48,7 +58,7 @@ def model_endpoint() -> Iterator[FakeOpenAI]:
         yield server
 
 
-def bookkeeper(token: str, endpoint: FakeOpenAI, **mcp_config: Any) -> Any:
+def bookkeeper(token: str, endpoint: FakeOpenAI, meta: Any = None, **mcp_config: Any) -> Any:
     """docs/agents.md's snippet, with the gateway reached in this process (its URL's
     requests go into a fresh ``McpEndpoint``: the test's database is visible) and the
     model at the fake endpoint; what ``Runner.run`` answers, or the error it raised."""
@@ -73,6 +83,7 @@ def bookkeeper(token: str, endpoint: FakeOpenAI, **mcp_config: Any) -> Any:
                     "httpx_client_factory": http_client,
                 },
                 client_session_timeout_seconds=90,
+                tool_meta_resolver=meta,
             ) as gateway,
         ):
             agent = Agent(
@@ -149,3 +160,42 @@ def test_without_server_prefixed_names_openai_refuses_the_catalogues_tool_names(
     assert isinstance(result, openai.BadRequestError)
     assert "function.name" in str(result)
     assert ledger.calls() == []
+
+
+def test_an_agents_sdk_agent_executes_a_bound_run_naming_run_and_step_in_meta(
+    ledger, author, approver, make_user, api_client, token_for, model_endpoint
+):
+    """docs/agents.md: the SDK's ``tool_meta_resolver`` names the run and the step, so a
+    model's calls are bound calls; a call with other arguments than approved is refused
+    to the model, the approved ones run once each and the run succeeds."""
+    agent_user = make_user("agent", "operator")
+    version = approved(author, approver, [LOOK, COPY])
+    started = api_client(agent_user).post(
+        "/api/v1/runs",
+        {"plan_id": version.plan_id, "version": version.number, "executor": "agent"},
+        content_type="application/json",
+    )
+    assert started.status_code == 201, started.json()
+    run_id = started.json()["id"]
+    step_of = {"ledger.list_entries": "look", "ledger.record_entry": "copy"}
+
+    def bind(context: Any) -> dict[str, Any]:
+        return {"forge/run": run_id, "forge/step": step_of[context.tool_name]}
+
+    calls(model_endpoint, 1, READ, {})
+    calls(model_endpoint, 2, WRITE, {"key": "rent_checked", "amount": 1})
+    calls(model_endpoint, 3, WRITE, {"key": "rent_checked", "amount": 900})
+    model_endpoint.reply("Recorded the checked rent.")
+
+    result = bookkeeper(
+        token_for(agent_user), model_endpoint, meta=bind, include_server_in_tool_names=True
+    )
+
+    assert not isinstance(result, Exception), result
+    assert result.final_output == "Recorded the checked rent."
+    assert tool_answers(model_endpoint, 1) == [{"entries": {"rent": 900, "fees": 40}}]
+    assert tool_answers(model_endpoint, 2)[-1]["error"]["code"] == "args_mismatch"
+    assert tool_answers(model_endpoint, 3)[-1] == {"recorded": "rent_checked"}
+    assert [c["tool"] for c in ledger.calls()] == ["list_entries", "record_entry"]
+    run = api_client(agent_user).get(f"/api/v1/runs/{run_id}").json()
+    assert run["status"] == "succeeded", run
