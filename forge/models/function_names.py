@@ -47,7 +47,7 @@ class FunctionNames:
         return cls(to_wire, {wire: name for name, wire in to_wire.items()})
 
     def wire(self, name: str) -> str:
-        return self.to_wire.get(name) or (name if _VALID.fullmatch(name) else _hashed(name))
+        return self.to_wire[name]
 
     def catalogue(self, wire_name: str) -> str:
         """The catalogue's name for ``wire_name``; a name no tool of the request goes by

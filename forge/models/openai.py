@@ -32,7 +32,7 @@ DEFAULT_MAX_RESPONSE_BYTES = 8 << 20
 
 
 def tool_schema(spec: ToolSpec, names: FunctionNames) -> dict[str, Any]:
-    """``spec`` as an OpenAI function tool, under its wire name."""
+    """``spec`` as an OpenAI function tool, under its wire name (``names`` made with it)."""
     return {
         "type": "function",
         "function": {
@@ -44,7 +44,8 @@ def tool_schema(spec: ToolSpec, names: FunctionNames) -> dict[str, Any]:
 
 
 def wire_message(message: Message, names: FunctionNames) -> dict[str, Any]:
-    """``message`` in the chat completions shape, its tool calls under their wire names."""
+    """``message`` in the chat completions shape, its tool calls under their wire names
+    (``names`` made with them)."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
         data["content"] = message.content or None
