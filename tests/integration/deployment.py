@@ -378,8 +378,8 @@ def shared_templates() -> Path:
 
 def _on_server(postgres_url: str, statement: str) -> None:
     """One statement outside a transaction (CREATE and DROP DATABASE) on the server's
-    maintenance database."""
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
+    maintenance database; a server that does not answer within 3 s is an error."""
+    with psycopg.connect(postgres_url, autocommit=True, connect_timeout=3) as conn:
         conn.execute(statement)
 
 
@@ -404,11 +404,10 @@ class _DemoTemplate:
         shutil.rmtree(self.root, ignore_errors=True)
         if self.database:
             # A private server (tests/integration/services.py) may be gone with its data.
-            with (
-                contextlib.suppress(psycopg.OperationalError),
-                psycopg.connect(self.postgres_url, autocommit=True, connect_timeout=3) as conn,
-            ):
-                conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            with contextlib.suppress(psycopg.OperationalError):
+                _on_server(
+                    self.postgres_url, f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)'
+                )
 
 
 _TEMPLATES: dict[str, _DemoTemplate] = {}
