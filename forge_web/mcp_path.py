@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from asgiref.typing import Scope
 
-__all__ = ["GATEWAY_PATH", "MCP_PATH", "is_gateway", "is_mcp"]
+__all__ = ["GATEWAY_PATH", "MCP_PATH", "is_gateway", "is_mcp", "is_mcp_path"]
 
 MCP_PATH = "/mcp"
 # The gateway (SPEC section 11): the upstream MCP servers' tools, every call through Forge.
@@ -15,9 +15,11 @@ GATEWAY_PATH = "/mcp/gateway"
 
 def is_mcp(scope: Scope) -> bool:
     """Whether ``scope`` is an HTTP request for ``/mcp`` or a path under it."""
-    if scope["type"] != "http":
-        return False
-    path = scope["path"]
+    return scope["type"] == "http" and is_mcp_path(scope["path"])
+
+
+def is_mcp_path(path: str) -> bool:
+    """Whether ``path`` is ``/mcp`` or a path under it."""
     return path == MCP_PATH or path.startswith(MCP_PATH + "/")
 
 

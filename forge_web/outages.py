@@ -3,7 +3,8 @@
 The API's exception handler (``forge_web.api``) and ``handler500`` (every page, and any
 request whose error a middleware raised before a view ran) answer 503 with code
 ``database_unavailable`` and a ``Retry-After`` that grows with the outage
-(``forge.outage``): JSON ``{"detail", "code"}`` under ``/api/``, a page elsewhere. The
+(``forge.outage``): JSON ``{"detail", "code"}`` under ``/api/`` and ``/mcp``, a page
+elsewhere. The
 outage is logged once when it starts and once when it ends (``accounts.outages``); the
 answers themselves are not logged one by one, since a busy site would write a line (and
 Django a traceback) per request.
@@ -22,6 +23,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from accounts.outages import DATABASE, note_database_failure
+from forge_web.mcp_path import is_mcp_path
 
 __all__ = ["DETAIL", "database_unavailable", "server_error"]
 
@@ -29,8 +31,8 @@ DETAIL = "The database is unavailable for the moment; try again shortly."
 
 
 def database_unavailable(request: HttpRequest) -> HttpResponse:
-    """The 503 answer for ``request``: JSON under /api/, a page elsewhere."""
-    if request.path.startswith("/api/"):
+    """The 503 answer for ``request``: JSON for the API and MCP, a page elsewhere."""
+    if _answers_json(request):
         response: HttpResponse = JsonResponse(
             {"detail": DETAIL, "code": "database_unavailable"}, status=503
         )
@@ -46,11 +48,17 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """``handler500``: 503 when the database is away, else Django's plain 500."""
     if _database_away():
         return database_unavailable(request)
-    if request.path.startswith("/api/"):
+    if _answers_json(request):
         return JsonResponse({"detail": "Internal server error", "code": "server_error"}, status=500)
     return HttpResponse(
         "<h1>Server Error (500)</h1>", status=500, content_type="text/html; charset=utf-8"
     )
+
+
+def _answers_json(request: HttpRequest) -> bool:
+    """Whether ``request``'s caller is a program (the API, ``/mcp`` and the gateway,
+    whose refusals the MCP endpoints pass on as tool errors) rather than a browser."""
+    return request.path.startswith("/api/") or is_mcp_path(request.path)
 
 
 def _database_away() -> bool:

@@ -13,15 +13,18 @@ import anyio
 import httpx2
 import pytest
 from django.core.asgi import get_asgi_application
+from django.db import OperationalError
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from accounts.models import ApiToken
+from accounts.outages import DATABASE
 from accounts.services import revoke_token
 from audit.models import AuditEvent
 from forge.client import ForgeApiError
 from forge_web.mcp import McpEndpoint
 from forge_web.mcp_gateway import InProcessGateway
+from gateway import calls
 
 from .mcp_helpers import CLIENT, answer
 from .mcp_servers import deploy_ledger
@@ -125,4 +128,26 @@ def test_a_token_revoked_after_the_check_is_refused_and_nothing_is_forwarded(
         anyio.run(call)
 
     assert (refused.value.status, refused.value.code) == (401, "not_authenticated")
+    assert ledger.calls() == []
+
+
+def test_a_database_away_is_the_apis_503_not_a_crash(ledger, agent, token_for, monkeypatch):
+    token = token_for(agent)
+
+    def away(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("connection refused")  # Django's own: its pool gave up
+
+    monkeypatch.setattr(calls, "call", away)
+
+    async def call() -> Any:
+        return await InProcessGateway(token).gateway_call("ledger.list_entries", {})
+
+    try:
+        with pytest.raises(ForgeApiError) as refused:
+            anyio.run(call)
+    finally:
+        DATABASE.recovered()
+
+    assert (refused.value.status, refused.value.code) == (503, "database_unavailable")
+    assert refused.value.body["detail"].startswith("The database is unavailable")
     assert ledger.calls() == []
