@@ -26,6 +26,9 @@ from accounts import tokens
 from accounts.models import ApiToken
 from accounts.oauth_tokens import live_access_token
 
+# What a request with a token that acts as nobody is told (401 not_authenticated).
+INVALID_TOKEN = "Invalid or revoked API token"
+
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
@@ -58,7 +61,7 @@ class BearerTokenAuth(HttpBearer):
             return granted.user
         api_token = ApiToken.objects.authenticate(token)
         if api_token is None:
-            raise NotAuthenticated("Invalid or revoked API token")
+            raise NotAuthenticated(INVALID_TOKEN)
         request.user = api_token.user
         request.api_token = api_token  # type: ignore[attr-defined]
         return api_token.user
@@ -67,8 +70,8 @@ class BearerTokenAuth(HttpBearer):
 def bearer_user(token: str) -> Any:
     """The user ``token`` (an API token or an OAuth access token) acts as, judged as
     ``BearerTokenAuth`` judges it; None for an unknown, expired or revoked token. For
-    callers in this process that already passed the API's checks with the same token
-    (``/mcp/gateway``: ``forge_web.mcp_gateway``)."""
+    callers in this process that check a request as the API does, outside ninja
+    (``/mcp`` and ``/mcp/gateway``: ``forge_web.mcp_admission``)."""
     if tokens.parse(token) is None and (granted := live_access_token(token)) is not None:
         return granted.user
     api_token = ApiToken.objects.authenticate(token)

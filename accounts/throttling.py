@@ -43,9 +43,11 @@ from accounts.outages import REDIS
 
 __all__ = [
     "EXPENSIVE",
+    "REFUSALS",
     "CompileRateThrottle",
     "PersonRateThrottle",
     "RefusedRequestsMiddleware",
+    "throttled",
 ]
 
 logger = logging.getLogger(__name__)
@@ -143,7 +145,9 @@ class RefusalRateThrottle(SettingRateThrottle):
 # What an operation that compiles a plan or asks the planner declares as its ``throttle``.
 EXPENSIVE = [PersonRateThrottle(), CompileRateThrottle()]
 
-_REFUSALS = RefusalRateThrottle()
+# The count of refused requests per address: the API's (RefusedRequestsMiddleware) and
+# the MCP endpoints' (forge_web.mcp_admission).
+REFUSALS = RefusalRateThrottle()
 
 
 class RefusedRequestsMiddleware:
@@ -157,12 +161,12 @@ class RefusedRequestsMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path.startswith(API_PREFIX):
             return self.get_response(request)
-        wait = _REFUSALS.blocked(request)
+        wait = REFUSALS.blocked(request)
         if wait is not None:
             return throttled(wait)
         response = self.get_response(request)
         if response.status_code == 401:
-            _REFUSALS.allow_request(request)  # counts it
+            REFUSALS.allow_request(request)  # counts it
         return response
 
 

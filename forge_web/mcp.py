@@ -11,16 +11,19 @@ nothing here that its token's user could not do with curl.
 - Authentication: ``Authorization: Bearer <token>`` only, an API token or an access
   token of Forge's OAuth server (MCP authorization: ``accounts.oauth_tokens``). Cookies
   are not accepted, so a page in a browser can never drive the tools with someone's
-  session. Every HTTP request to ``/mcp`` is first checked by ``GET /api/v1/me`` with
-  its token; a refusal is answered as the API answered it (401 ``not_authenticated``,
-  400 for a host outside ``ALLOWED_HOSTS``). A 401 names the endpoint's protected
+  session. Every HTTP request to ``/mcp`` is first checked as the API checks a request
+  with its token, in process with the API's own parts (``forge_web.mcp_admission``:
+  HTTPS, ``ALLOWED_HOSTS``, the token, the rates), and a refusal is answered as the API
+  answers it (401 ``not_authenticated``, 400, 429 ``throttled`` with ``Retry-After``,
+  503 ``database_unavailable``); the user admitted rides on the request's scope to its
+  end, as an API request's ``request.auth`` does. A 401 names the endpoint's protected
   resource metadata (``WWW-Authenticate: Bearer resource_metadata="..."``, RFC 9728), where
   a host that speaks MCP's authorization flow finds Forge's authorization server.
 - ``/mcp/gateway`` is ``forge.gateway.server``'s MCP server (the upstream servers'
   tools), with the same authentication and limits; its calls do not go through an inner
   REST request but into the functions ``/api/v1/gateway/...`` runs
-  (``forge_web.mcp_gateway``: same checks, gate, audit and errors, as the token's user),
-  which saves a whole Django request per call.
+  (``forge_web.mcp_gateway``: same checks, gate, audit and errors, as the admitted
+  user), which saves a whole Django request per call.
 - Stateless: no MCP session outlives its HTTP request, so any web process can answer
   any request (no sticky sessions), and nothing in memory has to be shared.
 - The SDK's session manager runs for the life of the server: ``lifespan`` starts it
@@ -39,17 +42,21 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from typing import Any
 
 import httpx
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, Scope
 from django.conf import settings
+from django.http import HttpResponse
 from django.http.request import split_domain_port, validate_host
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
+from accounts.models import User
 from forge.client import AsyncForgeClient
 from forge.gateway.server import GatewayApi, build_gateway
 from forge.mcp_server import build_server
 from forge_web.body_limit import BodyLimit
+from forge_web.mcp_admission import admit
 from forge_web.mcp_gateway import InProcessGateway
 from forge_web.mcp_path import GATEWAY_PATH, MCP_PATH, is_gateway
 from forge_web.oauth_resource import metadata_path
@@ -106,33 +113,13 @@ class McpEndpoint:
             status, body, _ = _refused(401, detail)
             await _answer(send, status, body, _challenge(scope))
             return
-        refusal = await self._refusal(scope, token)
-        if refusal is not None:
-            await _answer(send, *refusal)
+        async with ThreadSensitiveContext():  # a thread of its own, as a request has
+            admitted = await sync_to_async(admit)(scope, token)
+        if isinstance(admitted, HttpResponse):
+            await _answer(send, *_refusal(scope, admitted))
             return
+        scope = {**scope, _USER: admitted}  # type: ignore[assignment]  # as channels' "user"
         await (self._gateway_app if is_gateway(scope) else self._app)(scope, receive, send)
-
-    async def _refusal(self, scope: Scope, token: str) -> _Refusal | None:
-        """Why the API refuses this token here (its answer to ``GET /me``), or None."""
-        async with self._http(scope, token) as http:
-            try:
-                response = await http.get("/api/v1/me")
-            except (httpx.InvalidURL, UnicodeError):  # a Host header no URL can hold
-                return _refused(400, "Bad request")
-        if response.status_code == 200:
-            return None
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not (isinstance(body, dict) and "code" in body):
-            # Django's own refusals (a host outside ALLOWED_HOSTS) are HTML pages.
-            return _refused(response.status_code, response.reason_phrase or "Refused")
-        if response.status_code == 401:
-            return 401, response.content, _challenge(scope, error="invalid_token")
-        challenges = response.headers.get_list("www-authenticate")
-        headers = [(b"www-authenticate", value.encode()) for value in challenges]
-        return response.status_code, response.content, headers
 
     def _client_for(self, ctx: Context[Any, Any]) -> AbstractAsyncContextManager[AsyncForgeClient]:
         return self._client_of(ctx.request_context.request)
@@ -141,7 +128,7 @@ class McpEndpoint:
     async def _gateway_client_for(
         self, ctx: ServerRequestContext[Any]
     ) -> AsyncIterator[GatewayApi]:
-        yield InProcessGateway(_request_token(ctx.request)[1])
+        yield InProcessGateway(_request_user(ctx.request))
 
     @asynccontextmanager
     async def _client_of(self, request: object) -> AsyncIterator[AsyncForgeClient]:
@@ -150,19 +137,25 @@ class McpEndpoint:
         async with AsyncForgeClient(_site(scope), token, transport=transport) as client:
             yield client
 
-    def _http(self, scope: Scope, token: str) -> httpx.AsyncClient:
-        return httpx.AsyncClient(
-            base_url=_site(scope),
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
-            transport=self._transport(scope),
-        )
-
     def _transport(self, scope: Scope) -> httpx.ASGITransport:
         client = scope.get("client") or ("127.0.0.1", 0)
         return httpx.ASGITransport(app=self._django, client=(str(client[0]), int(client[1])))
 
 
 _CHALLENGE = [(b"www-authenticate", b'Bearer realm="forge"')]
+# Where the scope of an admitted request carries its user (forge_web.mcp_admission).
+_USER = "forge.user"
+# The headers of a refusal that tell the agent what to do: when to try again, where to.
+_PASSED_ON = ("Retry-After", "Location")
+
+
+def _request_user(request: object) -> User:
+    """The user the HTTP request an MCP call came in was admitted as (by
+    ``McpEndpoint.__call__``, the only way in)."""
+    scope = getattr(request, "scope", None)
+    if scope is None or _USER not in scope:
+        raise RuntimeError("an MCP call on /mcp without its admitted HTTP request")
+    return scope[_USER]  # type: ignore[no-any-return]
 
 
 def _request_token(request: object) -> tuple[Scope, str]:
@@ -216,11 +209,28 @@ def _site(scope: Scope) -> str:
 
 
 _Refusal = tuple[int, bytes, list[tuple[bytes, bytes]]]
-_CODES = {400: "bad_request", 401: "not_authenticated", 403: "permission_denied"}
+
+
+def _refusal(scope: Scope, answer: HttpResponse) -> _Refusal:
+    """The API's refusal ``answer`` as this endpoint sends it: a 401 with the challenge
+    that names the endpoint's metadata, others with the headers that say when to try
+    again or where."""
+    if answer.status_code == 401:
+        return 401, answer.content, _challenge(scope, error="invalid_token")
+    headers = [
+        (name.lower().encode("latin-1"), answer[name].encode("latin-1"))
+        for name in _PASSED_ON
+        if name in answer
+    ]
+    return answer.status_code, answer.content, headers
+
+
+# The refusals of a request without a token, made here (no user to admit).
+_CODES = {400: "bad_request", 401: "not_authenticated"}
 
 
 def _refused(status: int, detail: str) -> _Refusal:
-    body = {"detail": detail, "code": _CODES.get(status, "error")}
+    body = {"detail": detail, "code": _CODES[status]}
     return status, json.dumps(body).encode(), _CHALLENGE if status == 401 else []
 
 

@@ -3,20 +3,20 @@ directly, not through an HTTP request back into this process.
 
 ``forge.gateway.server`` asks a ``GatewayApi`` for the tools, a call and a held call's
 status. ``forge gateway --url`` (stdio, another process) asks the REST API; here
-``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) in a thread
-of its own, as Django runs a request (``asgiref``'s ``ThreadSensitiveContext`` and
-``sync_to_async``), as the user of the request's bearer token. Nothing that decides
-anything is skipped: ``forge_web.mcp`` has already checked the token, the host and the
-caller's rate with ``GET /api/v1/me`` for this HTTP request; the token is read again here
-(``accounts.auth.bearer_user``: revoked since, refused); the call's fields are checked by
-the REST body's own schema (``CallIn``) and its answer shaped by ``CallOut``;
-permissions, the gate, the audit trail and the executor are the same code. A refusal is
-the ``ForgeApiError`` the REST client would have raised from the API's answer (status,
-code, detail and extras such as ``held_call``), made by the API's own exception handlers.
-The database connection is opened and closed around the call as Django does around a
-request (``close_old_connections``). What it saves per call: the inner request's HTTP
-encoding, Django's request cycle and middleware, ninja's parsing (docs/benchmarks.md,
-"The gateway's cost per call").
+``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) in a
+thread of its own, as Django runs a request (``asgiref``'s ``ThreadSensitiveContext``
+and ``sync_to_async``), as the user the request's bearer token was admitted as. Nothing
+that decides anything is skipped: ``forge_web.mcp`` has already checked this HTTP
+request as the API checks one with its token (``forge_web.mcp_admission``: HTTPS, the
+host, the token, the rates), and its user acts to the request's end, as an API request's
+does; the call's fields are checked by the REST body's own schema (``CallIn``) and its
+answer shaped by ``CallOut``; permissions, the gate, the audit trail and the executor
+are the same code. A refusal is the ``ForgeApiError`` the REST client would have raised
+from the API's answer (status, code, detail and extras such as ``held_call``), made by
+the API's own exception handlers. The database connection is opened and closed around
+the call as Django does around a request (``close_old_connections``). What it saves per
+call: the inner request's HTTP encoding, Django's request cycle and middleware, ninja's
+parsing (docs/benchmarks.md, "The gateway's cost per call").
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from ninja.errors import ValidationError
 
-from accounts.auth import bearer_user
+from accounts.models import User
 from forge.client import ForgeApiError
 from forge_web.api import api
 from forge_web.mcp_path import GATEWAY_PATH
@@ -42,10 +42,11 @@ __all__ = ["InProcessGateway"]
 
 
 class InProcessGateway:
-    """The ``GatewayApi`` of one ``/mcp/gateway`` request, acting as ``token``'s user."""
+    """The ``GatewayApi`` of one ``/mcp/gateway`` request, acting as the user it was
+    admitted as."""
 
-    def __init__(self, token: str) -> None:
-        self._token = token
+    def __init__(self, user: User) -> None:
+        self._user = user
 
     async def gateway_tools(self) -> list[dict[str, Any]]:
         return await self._run(_tools)
@@ -67,17 +68,12 @@ class InProcessGateway:
         # A thread of its own, as Django gives each request (its ASGI handler does the
         # same): calls run side by side, however many wait on a slow upstream tool.
         async with ThreadSensitiveContext():
-            return await sync_to_async(_as_user)(self._token, action, *args)
+            return await sync_to_async(_as_user)(self._user, action, *args)
 
 
-def _as_user[T](token: str, action: Callable[..., T], *args: Any) -> T:
+def _as_user[T](user: User, action: Callable[..., T], *args: Any) -> T:
     close_old_connections()  # as at a request's start: a broken or old connection goes
     try:
-        user = bearer_user(token)
-        if user is None:
-            raise ForgeApiError(
-                "Invalid or revoked API token", code="not_authenticated", status=401
-            )
         return action(user, *args)
     except ForgeApiError:
         raise

@@ -45,8 +45,9 @@ def test_a_request_without_a_bearer_token_is_401_with_a_challenge():
     }
 
 
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/gateway"])
 def test_an_unknown_revoked_or_inactive_users_token_is_401_as_the_api_says(
-    author, make_user, token_for
+    author, make_user, token_for, path
 ):
     revoked = token_for(author, "old")
     accounts.revoke_token(ApiToken.objects.get(name="old"), actor="admin")
@@ -55,13 +56,13 @@ def test_an_unknown_revoked_or_inactive_users_token_is_401_as_the_api_says(
 
     for token in (refused, revoked, token_for(gone)):
         status, headers, body = raw_post(
-            endpoint(), {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+            endpoint(), {**MCP_HEADERS, "Authorization": f"Bearer {token}"}, path=path
         )
 
         assert status == 401
         assert headers["www-authenticate"] == (
             'Bearer realm="forge", error="invalid_token", resource_metadata='
-            '"http://testserver/.well-known/oauth-protected-resource/mcp"'
+            f'"http://testserver/.well-known/oauth-protected-resource{path}"'
         )
         assert body == {"detail": "Invalid or revoked API token", "code": "not_authenticated"}
 
