@@ -389,7 +389,10 @@ class _Heartbeats:
     """One thread per worker process that extends the leases of the steps it holds.
 
     A thread per step cost more than a noop step itself (starting and joining it), and
-    one thread beating for every held claim does the same job.
+    one thread beating for every held claim does the same job. It ends when it wakes to
+    nothing held (the next claim held starts another), and it holds a database
+    connection only while it beats: with the pool, a connection kept by an idle thread
+    for the worker's life is one fewer for the slots.
     """
 
     def __init__(self) -> None:
@@ -411,22 +414,22 @@ class _Heartbeats:
             self._held.pop(_key(claim), None)
 
     def _beat(self) -> None:
-        try:
-            while True:
-                time.sleep(lease_seconds() / 3)
-                with self._lock:
-                    held = list(self._held.values())
+        while True:
+            time.sleep(lease_seconds() / 3)
+            with self._lock:
+                held = list(self._held.values())
                 if not held:
-                    continue
-                try:
-                    self._extend(held)
-                except Exception as error:
-                    # The database is away: beat again at the next period, when it may
-                    # be back (the reaper waits a lease's length after an outage).
-                    if not note_database_failure(error):
-                        raise
-        finally:
-            connection.close()
+                    self._thread = None  # decided under the lock hold() takes
+                    return
+            try:
+                self._extend(held)
+            except Exception as error:
+                # The database is away: beat again at the next period, when it may be
+                # back (the reaper waits a lease's length after an outage).
+                if not note_database_failure(error):
+                    raise
+            finally:
+                connection.close()
 
     def _extend(self, held: list[Claim]) -> None:
         """One transaction (one round trip on PostgreSQL) for every held claim, where

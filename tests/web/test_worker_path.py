@@ -6,10 +6,11 @@ its transaction decided; a worker's slots take steps of different runs first.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
@@ -200,6 +201,38 @@ def test_one_heartbeat_extends_every_held_lease_and_lets_go_of_a_lost_one(
     assert "lost the lease of w1" in caplog.text
     assert worker._key(held[1]) not in worker.HEARTBEATS._held
     worker.HEARTBEATS.release(held[0])
+
+
+def test_the_heartbeat_thread_holds_a_connection_only_while_it_beats_and_ends_when_idle(
+    author, approver, operator, settings, monkeypatch
+):
+    settings.FORGE_STEP_LEASE_SECONDS = 0.3  # a beat every 0.1 s
+    version = approved_version(author, approver, _fan_out(1))
+    run = start_run(version, operator)
+    with locked_run(run.pk) as locked:
+        claim = worker._claim(locked, "w0")
+    assert claim is not None
+    heartbeats = worker._Heartbeats()
+    beating: list[Any] = []  # the heartbeat thread's database connection, at each beat
+    extend = heartbeats._extend
+
+    def spied(held: list[Any]) -> None:
+        extend(held)
+        beating.append(connections["default"])
+
+    monkeypatch.setattr(heartbeats, "_extend", spied)
+    heartbeats.hold(claim)
+    thread = heartbeats._thread
+    assert thread is not None
+    deadline = time.monotonic() + 10
+    while len(beating) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    heartbeats.release(claim)
+    thread.join(timeout=5)
+
+    assert len(beating) >= 3
+    assert not thread.is_alive() and heartbeats._thread is None  # woke to nothing held
+    assert all(wrapper.connection is None for wrapper in beating)  # closed after each
 
 
 @pytest.mark.postgres
