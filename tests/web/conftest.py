@@ -9,6 +9,7 @@ a version by ``author`` approved by ``approver``.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +113,21 @@ def _fresh_run_caches() -> None:
 def _workspaces(settings: Any, tmp_path: Any) -> None:
     """Runs' workspaces in the test's own directory, never the checkout's."""
     settings.FORGE_WORKSPACES = str(tmp_path / "workspaces")
+
+
+_caches = itertools.count()
+
+
+@pytest.fixture
+def own_cache(settings: Any) -> None:
+    """A fresh cache, for tests that count requests (accounts.throttling): the counts of
+    earlier tests (and their reused user ids) stay out."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"own-cache-{next(_caches)}",
+        }
+    }
 
 
 @pytest.fixture

@@ -10,25 +10,11 @@ counts in a cache of its own, so nothing else in the suite meets them.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("own_cache")]
 
 THROTTLED = {"detail": "Too many requests.", "code": "throttled"}
-_caches = itertools.count()
-
-
-@pytest.fixture(autouse=True)
-def own_cache(settings):
-    """A fresh cache: the counts of earlier tests (and their reused user ids) stay out."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"throttle-test-{next(_caches)}",
-        }
-    }
 
 
 def compile_body(plan_document):

@@ -6,7 +6,6 @@ unknown, revoked and inactive users' tokens and of other hosts: tests/web/test_m
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import anyio
@@ -21,22 +20,10 @@ from forge_web.mcp import McpEndpoint
 
 from .mcp_helpers import CLIENT
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("own_cache")]
 
 THROTTLED = {"detail": "Too many requests.", "code": "throttled"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-_caches = itertools.count()
-
-
-@pytest.fixture(autouse=True)
-def own_cache(settings):
-    """A fresh cache: the counts of earlier tests (and their reused user ids) stay out."""
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-            "LOCATION": f"mcp-admission-test-{next(_caches)}",
-        }
-    }
 
 
 def posts(*tokens: str, path: str = "/mcp") -> list[httpx2.Response]:
