@@ -34,6 +34,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import InvalidArgument
 
+from accounts.offloop import close_kept_connections
 from tests.e2e.chromium import CHROMIUM, chromium_path, is_browser_test
 from tests.examples import PROFILE, examples
 from tests.fake_dns import FakeDns
@@ -225,6 +226,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return kind, first[item.path]
 
     items.sort(key=start_order)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's, and before it drops the test database, the connections that the
+    websockets' database threads keep (``accounts.offloop``) are closed: PostgreSQL drops
+    no database someone is still connected to."""
+    yield
+    close_kept_connections()
 
 
 @pytest.fixture(name="require_service", scope="session")
