@@ -26,9 +26,11 @@ THROTTLED = {"detail": "Too many requests.", "code": "throttled"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
-def posts(*tokens: str, path: str = "/mcp") -> list[httpx2.Response]:
-    """A ``tools/list`` POST to ``path`` with each token in turn, from one address, to
-    one endpoint whose session manager runs."""
+def posts(
+    *tokens: str, path: str = "/mcp", headers: dict[str, str] | None = None
+) -> list[httpx2.Response]:
+    """A ``tools/list`` POST to ``path`` with each token in turn (and ``headers``), from
+    one address, to one endpoint whose session manager runs."""
     endpoint = McpEndpoint(get_asgi_application())
     accept = "application/json, text/event-stream"
 
@@ -42,7 +44,11 @@ def posts(*tokens: str, path: str = "/mcp") -> list[httpx2.Response]:
                 await http.post(
                     path,
                     json=LIST_TOOLS,
-                    headers={"Authorization": f"Bearer {token}", "Accept": accept},
+                    headers={
+                        "Authorization": f"Bearer {token}",
+                        "Accept": accept,
+                        **(headers or {}),
+                    },
                 )
                 for token in tokens
             ]
@@ -95,6 +101,15 @@ def test_with_ssl_redirect_on_a_plain_http_request_is_redirected_as_the_api_is(
     assert (answer.status_code, api.status_code) == (301, 301)
     assert answer.headers["Location"] == "https://testserver/mcp"
     assert api["Location"] == "https://testserver/api/v1/me"
+
+
+def test_behind_a_proxy_that_says_https_the_request_goes_on(settings, viewer, token_for):
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+    [answer] = posts(token_for(viewer), headers={"X-Forwarded-Proto": "https"})
+
+    assert answer.status_code == 200
 
 
 def test_a_database_away_at_the_check_is_503_with_retry_after(viewer, token_for, monkeypatch):
