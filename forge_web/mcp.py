@@ -45,6 +45,7 @@ import httpx
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, Scope
 from django.conf import settings
+from django.db import close_old_connections
 from django.http import HttpResponse
 from django.http.request import split_domain_port, validate_host
 from mcp.server.context import ServerRequestContext
@@ -113,13 +114,20 @@ class McpEndpoint:
             status, body, _ = _refused(401, detail)
             await _answer(send, status, body, _challenge(scope))
             return
-        async with ThreadSensitiveContext():  # a thread of its own, as a request has
-            admitted = await sync_to_async(admit)(scope, token)
-        if isinstance(admitted, HttpResponse):
-            await _answer(send, *_refusal(scope, admitted))
-            return
-        scope = {**scope, _USER: admitted}  # type: ignore[assignment]  # as channels' "user"
-        await (self._gateway_app if is_gateway(scope) else self._app)(scope, receive, send)
+        # A thread of its own for the request's database work, as Django gives a request:
+        # the admission's and the gateway call's (which runs in this context, the SDK's
+        # tasks inheriting it), on one connection, closed at the request's end.
+        async with ThreadSensitiveContext():
+            try:
+                admitted = await sync_to_async(admit)(scope, token)
+                if isinstance(admitted, HttpResponse):
+                    await _answer(send, *_refusal(scope, admitted))
+                    return
+                scope = {**scope, _USER: admitted}  # type: ignore[assignment]  # as channels'
+                app = self._gateway_app if is_gateway(scope) else self._app
+                await app(scope, receive, send)
+            finally:
+                await sync_to_async(close_old_connections)()
 
     def _client_for(self, ctx: Context[Any, Any]) -> AbstractAsyncContextManager[AsyncForgeClient]:
         return self._client_of(ctx.request_context.request)

@@ -19,8 +19,9 @@ refusal as the API answers it:
    ``throttled`` with ``Retry-After``.
 
 A database that is away is 503 ``database_unavailable`` with ``Retry-After``
-(``forge_web.outages``). Call it in a thread of its own, as Django runs a request: it
-reads the database and the cache, and opens and closes its connection as a request does.
+(``forge_web.outages``). Call it in the request's own thread, as Django runs a request:
+it reads the database and the cache, and its connection stays open for the rest of the
+request (the gateway call reuses it), which closes it at its end (``forge_web.mcp``).
 The user it admits is the one the request acts as to its end, as an API request's
 ``request.auth`` is: ``/mcp/gateway``'s calls run as that user (``forge_web.mcp_gateway``).
 """
@@ -60,8 +61,6 @@ def admit(scope: Scope, token: str) -> User | HttpResponse:
         if not note_database_failure(error):
             raise
         return database_unavailable(request)
-    finally:
-        close_old_connections()  # and at its end
 
 
 def _admitted(request: ASGIRequest, token: str) -> User | HttpResponse:

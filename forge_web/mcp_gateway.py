@@ -3,20 +3,22 @@ directly, not through an HTTP request back into this process.
 
 ``forge.gateway.server`` asks a ``GatewayApi`` for the tools, a call and a held call's
 status. ``forge gateway --url`` (stdio, another process) asks the REST API; here
-``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) in a
-thread of its own, as Django runs a request (``asgiref``'s ``ThreadSensitiveContext``
-and ``sync_to_async``), as the user the request's bearer token was admitted as. Nothing
-that decides anything is skipped: ``forge_web.mcp`` has already checked this HTTP
-request as the API checks one with its token (``forge_web.mcp_admission``: HTTPS, the
-host, the token, the rates), and its user acts to the request's end, as an API request's
-does; the call's fields are checked by the REST body's own schema (``CallIn``) and its
-answer shaped by ``CallOut``; permissions, the gate, the audit trail and the executor
-are the same code. A refusal is the ``ForgeApiError`` the REST client would have raised
-from the API's answer (status, code, detail and extras such as ``held_call``), made by
-the API's own exception handlers. The database connection is opened and closed around
-the call as Django does around a request (``close_old_connections``). What it saves per
-call: the inner request's HTTP encoding, Django's request cycle and middleware, ninja's
-parsing (docs/benchmarks.md, "The gateway's cost per call").
+``InProcessGateway`` runs the functions the REST API runs (``gateway.calls``) on the
+HTTP request's own thread, as Django runs a request (``forge_web.mcp`` enters an
+``asgiref`` ``ThreadSensitiveContext`` for the whole request, which the SDK's tasks
+inherit), as the user the request's bearer token was admitted as, on the database
+connection the admission opened, which the request closes at its end, after the answer
+is sent (``close_old_connections``, as Django does). Nothing that decides anything is
+skipped: ``forge_web.mcp`` has already checked this HTTP request as the API checks one
+with its token (``forge_web.mcp_admission``: HTTPS, the host, the token, the rates), and
+its user acts to the request's end, as an API request's does; the call's fields are
+checked by the REST body's own schema (``CallIn``) and its answer shaped by ``CallOut``;
+permissions, the gate, the audit trail and the executor are the same code. A refusal is
+the ``ForgeApiError`` the REST client would have raised from the API's answer (status,
+code, detail and extras such as ``held_call``), made by the API's own exception
+handlers. What it saves per call: the inner request's HTTP encoding, Django's request
+cycle and middleware, ninja's parsing (docs/benchmarks.md, "The gateway's cost per
+call").
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pydantic
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.db import close_old_connections
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.http import HttpRequest
 from ninja.errors import ValidationError
 
@@ -65,22 +66,23 @@ class InProcessGateway:
         return await self._run(calls.call_status, call_id)
 
     async def _run[T](self, action: Callable[..., T], *args: Any) -> T:
-        # A thread of its own, as Django gives each request (its ASGI handler does the
-        # same): calls run side by side, however many wait on a slow upstream tool.
-        async with ThreadSensitiveContext():
-            return await sync_to_async(_as_user)(self._user, action, *args)
+        # On the HTTP request's thread: forge_web.mcp enters its context for the whole
+        # request (the SDK's tasks inherit it), so the call uses the connection the
+        # admission opened, which the request closes at its end, after the answer is
+        # sent. Outside any such context, thread-sensitive calls would all queue on the
+        # process's one shared thread, however many wait on a slow upstream tool.
+        if SyncToAsync.thread_sensitive_context.get(None) is None:
+            raise RuntimeError("a gateway call outside an HTTP request's thread context")
+        return await sync_to_async(_as_user)(self._user, action, *args)
 
 
 def _as_user[T](user: User, action: Callable[..., T], *args: Any) -> T:
-    close_old_connections()  # as at a request's start: a broken or old connection goes
     try:
         return action(user, *args)
     except ForgeApiError:
         raise
     except Exception as exc:
         raise _refusal(exc) from None
-    finally:
-        close_old_connections()  # and at its end
 
 
 def _tools(user: Any) -> list[dict[str, Any]]:

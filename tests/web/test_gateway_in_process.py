@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from asgiref.sync import ThreadSensitiveContext
 from django.core.asgi import get_asgi_application
 from django.db import OperationalError
 from mcp import ClientSession
@@ -120,7 +121,8 @@ def test_a_database_away_is_the_apis_503_not_a_crash(ledger, agent, monkeypatch)
     monkeypatch.setattr(calls, "call", away)
 
     async def call() -> Any:
-        return await InProcessGateway(agent).gateway_call("ledger.list_entries", {})
+        async with ThreadSensitiveContext():  # as forge_web.mcp enters one per request
+            return await InProcessGateway(agent).gateway_call("ledger.list_entries", {})
 
     try:
         with pytest.raises(ForgeApiError) as refused:
@@ -130,4 +132,17 @@ def test_a_database_away_is_the_apis_503_not_a_crash(ledger, agent, monkeypatch)
 
     assert (refused.value.status, refused.value.code) == (503, "database_unavailable")
     assert refused.value.body["detail"].startswith("The database is unavailable")
+    assert ledger.calls() == []
+
+
+def test_a_call_outside_a_requests_thread_context_is_refused_loudly(ledger, agent):
+    """Outside the context ``forge_web.mcp`` enters for each request, the call would run on
+    the one thread the whole process shares: refused, and nothing forwarded."""
+
+    async def call() -> Any:
+        return await InProcessGateway(agent).gateway_call("ledger.list_entries", {})
+
+    with pytest.raises(RuntimeError, match="thread context"):
+        anyio.run(call)
+
     assert ledger.calls() == []
