@@ -124,8 +124,13 @@ class McpEndpoint:
                     await _answer(send, *_refusal(scope, admitted))
                     return
                 scope = {**scope, _USER: admitted}  # type: ignore[assignment]  # as channels'
-                app = self._gateway_app if is_gateway(scope) else self._app
-                await app(scope, receive, send)
+                if is_gateway(scope):
+                    await self._gateway_app(scope, receive, send)
+                    return
+                # /mcp's tools make REST requests of their own, and may wait on them (up
+                # to 600 s for an approval): this request keeps no connection meanwhile.
+                await sync_to_async(close_old_connections)()
+                await self._app(scope, receive, send)
             finally:
                 await sync_to_async(close_old_connections)()
 

@@ -12,10 +12,12 @@ import anyio
 import httpx2
 import pytest
 from django.core.asgi import get_asgi_application
-from django.db import OperationalError
+from django.db import OperationalError, connections
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from accounts.outages import DATABASE
-from forge_web import mcp_admission
+from forge_web import mcp, mcp_admission
 from forge_web.mcp import McpEndpoint
 
 from .mcp_helpers import CLIENT
@@ -23,6 +25,7 @@ from .mcp_helpers import CLIENT
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("own_cache")]
 
 THROTTLED = {"detail": "Too many requests.", "code": "throttled"}
+PLAN = {"goal": "Say hi", "steps": [{"id": "hi", "description": "Say hi", "tool": "echo"}]}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
@@ -127,3 +130,44 @@ def test_a_database_away_at_the_check_is_503_with_retry_after(viewer, token_for,
     assert answer.status_code == 503
     assert answer.json()["code"] == "database_unavailable"
     assert int(answer.headers["Retry-After"]) >= 1
+
+
+def test_mcp_keeps_no_connection_while_its_tools_call_the_api(author, token_for, monkeypatch):
+    """``/mcp``'s tools make REST requests of their own and may wait on them (an approval,
+    up to 600 s): the request's own connection, the admission's, is closed by then. (The
+    gateway's keeps it: its call reuses it.)"""
+    admitted_on: list[Any] = []  # each request's thread's connection, as admitted
+
+    def admit(scope: Any, token: str) -> Any:
+        answer = mcp_admission.admit(scope, token)
+        admitted_on.append(connections["default"])
+        return answer
+
+    monkeypatch.setattr(mcp, "admit", admit)
+    django = get_asgi_application()
+    open_meanwhile: list[bool] = []
+    token = token_for(author)
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":  # a tool's REST request
+            open_meanwhile.append(admitted_on[-1].connection is not None)
+        await django(scope, receive, send)
+
+    async def main() -> Any:
+        endpoint = McpEndpoint(inner)
+        transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            endpoint.lifespan(),
+            httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
+            as http,
+            streamable_http_client("http://testserver/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as client,
+        ):  # fmt: skip
+            await client.initialize()
+            return await client.call_tool("compile_plan", {"document": PLAN})
+
+    result = anyio.run(main)
+
+    assert not result.is_error, result.content
+    assert open_meanwhile == [False]
