@@ -25,11 +25,12 @@ CLIENT = ("203.0.113.9", 50000)
 
 @asynccontextmanager
 async def session(
-    token: str, host: str = "testserver", path: str = "/mcp"
+    token: str, host: str = "testserver", path: str = "/mcp", django: Any = None
 ) -> AsyncIterator[ClientSession]:
     """An initialized MCP client session with ``path`` (``/mcp``, or the gateway's
-    ``/mcp/gateway``) of a fresh endpoint."""
-    endpoint = McpEndpoint(get_asgi_application())
+    ``/mcp/gateway``) of a fresh endpoint, whose requests into Django go to ``django``
+    (Django's ASGI application unless given one, such as a spy in front of it)."""
+    endpoint = McpEndpoint(django or get_asgi_application())
     transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
     headers = {"Authorization": f"Bearer {token}"}
     async with (

@@ -10,22 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from asgiref.sync import ThreadSensitiveContext
 from django.core.asgi import get_asgi_application
 from django.db import OperationalError
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from accounts.outages import DATABASE
 from audit.models import AuditEvent
 from forge.client import ForgeApiError
-from forge_web.mcp import McpEndpoint
 from forge_web.mcp_gateway import InProcessGateway
 from gateway import calls
 
-from .mcp_helpers import CLIENT, answer
+from .mcp_helpers import answer, session
 from .mcp_servers import deploy_ledger
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,18 +49,7 @@ def gateway_calls(token: str, *made: tuple[str, dict[str, Any]]) -> tuple[list[A
         await django(scope, receive, send)
 
     async def main() -> list[Any]:
-        endpoint = McpEndpoint(inner)
-        transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            endpoint.lifespan(),
-            httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
-            as http,
-            streamable_http_client("http://testserver/mcp/gateway", http_client=http)
-            as (read, write),
-            ClientSession(read, write) as client,
-        ):  # fmt: skip
-            await client.initialize()
+        async with session(token, path="/mcp/gateway", django=inner) as client:
             return [await client.call_tool(tool, arguments) for tool, arguments in made]
 
     return anyio.run(main), seen

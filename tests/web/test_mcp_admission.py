@@ -13,14 +13,12 @@ import httpx2
 import pytest
 from django.core.asgi import get_asgi_application
 from django.db import OperationalError, connections
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from accounts.outages import DATABASE
 from forge_web import mcp, mcp_admission
 from forge_web.mcp import McpEndpoint
 
-from .mcp_helpers import CLIENT
+from .mcp_helpers import CLIENT, session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("own_cache")]
 
@@ -154,17 +152,7 @@ def test_mcp_keeps_no_connection_while_its_tools_call_the_api(author, token_for,
         await django(scope, receive, send)
 
     async def main() -> Any:
-        endpoint = McpEndpoint(inner)
-        transport = httpx2.ASGITransport(app=endpoint, client=CLIENT)
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            endpoint.lifespan(),
-            httpx2.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
-            as http,
-            streamable_http_client("http://testserver/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as client,
-        ):  # fmt: skip
-            await client.initialize()
+        async with session(token, django=inner) as client:
             return await client.call_tool("compile_plan", {"document": PLAN})
 
     result = anyio.run(main)
