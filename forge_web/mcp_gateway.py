@@ -8,17 +8,18 @@ HTTP request's own thread, as Django runs a request (``forge_web.mcp`` enters an
 ``asgiref`` ``ThreadSensitiveContext`` for the whole request, which the SDK's tasks
 inherit), as the user the request's bearer token was admitted as, on the database
 connection the admission opened, which the request closes at its end, after the answer
-is sent (``close_old_connections``, as Django does). Nothing that decides anything is
-skipped: ``forge_web.mcp`` has already checked this HTTP request as the API checks one
-with its token (``forge_web.mcp_admission``: HTTPS, the host, the token, the rates), and
-its user acts to the request's end, as an API request's does; the call's fields are
-checked by the REST body's own schema (``CallIn``) and its answer shaped by ``CallOut``;
-permissions, the gate, the audit trail and the executor are the same code. A refusal is
-the ``ForgeApiError`` the REST client would have raised from the API's answer (status,
-code, detail and extras such as ``held_call``), made by the API's own exception
-handlers. What it saves per call: the inner request's HTTP encoding, Django's request
-cycle and middleware, ninja's parsing (docs/benchmarks.md, "The gateway's cost per
-call").
+is sent (``close_old_connections``, as Django does); a refused call closes it at once,
+and so does each read of a held call's status, so that a wait for a person keeps none.
+Nothing that decides anything is skipped: ``forge_web.mcp`` has already checked this
+HTTP request as the API checks one with its token (``forge_web.mcp_admission``: HTTPS,
+the host, the token, the rates), and its user acts to the request's end, as an API
+request's does; the call's fields are checked by the REST body's own schema (``CallIn``)
+and its answer shaped by ``CallOut``; permissions, the gate, the audit trail and the
+executor are the same code. A refusal is the ``ForgeApiError`` the REST client would
+have raised from the API's answer (status, code, detail and extras such as
+``held_call``), made by the API's own exception handlers. What it saves per call: the
+inner request's HTTP encoding, Django's request cycle and middleware, ninja's parsing
+(docs/benchmarks.md, "The gateway's cost per call").
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import pydantic
 from asgiref.sync import SyncToAsync, sync_to_async
+from django.db import close_old_connections
 from django.http import HttpRequest
 from ninja.errors import ValidationError
 
@@ -63,7 +65,7 @@ class InProcessGateway:
         return await self._run(_call, tool, dict(arguments), run, step)
 
     async def gateway_call_status(self, call_id: int) -> str:
-        return await self._run(calls.call_status, call_id)
+        return await self._run(_status, call_id)
 
     async def _run[T](self, action: Callable[..., T], *args: Any) -> T:
         # On the HTTP request's thread: forge_web.mcp enters its context for the whole
@@ -79,10 +81,19 @@ class InProcessGateway:
 def _as_user[T](user: User, action: Callable[..., T], *args: Any) -> T:
     try:
         return action(user, *args)
-    except ForgeApiError:
-        raise
     except Exception as exc:
-        raise _refusal(exc) from None
+        refused = exc if isinstance(exc, ForgeApiError) else _refusal(exc)
+        # A held call's wait for a person may follow (FORGE_GATEWAY_HOLD_SECONDS, a
+        # minute by default): the request keeps no connection while it waits.
+        close_old_connections()
+        raise refused from None
+
+
+def _status(user: Any, call_id: int) -> str:
+    try:
+        return calls.call_status(user, call_id)
+    finally:
+        close_old_connections()  # asked between the pauses of that wait
 
 
 def _tools(user: Any) -> list[dict[str, Any]]:

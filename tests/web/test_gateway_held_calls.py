@@ -13,9 +13,11 @@ from typing import Any
 
 import anyio
 import pytest
+from django.db import connections
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from gateway import calls
 from gateway.models import HeldCall
 
 from .mcp_helpers import answer, conversation
@@ -307,3 +309,24 @@ def test_the_agent_is_told_of_its_wait_by_progress_notifications(
     assert told, "no progress was reported while the call was held"
     assert {message for _, _, message in told} == {f"held call {held.pk} waits for a person"}
     assert all(total == 1.0 for _, total, _ in told)
+
+
+def test_a_held_calls_wait_keeps_no_database_connection(
+    ledger, agent, token_for, settings, monkeypatch
+):
+    """The wait may last FORGE_GATEWAY_HOLD_SECONDS (a minute by default): a pooled
+    connection kept by each waiting agent would starve the site's other requests."""
+    settings.FORGE_GATEWAY_HOLD_SECONDS = 1
+    open_at_each_read: list[bool] = []  # the request's connection, as each status read begins
+    status = calls.call_status
+
+    def spied(user: Any, call_id: int) -> str:
+        open_at_each_read.append(connections["default"].connection is not None)
+        return status(user, call_id)
+
+    monkeypatch.setattr(calls, "call_status", spied)
+    result = call(token_for(agent), *WRITE)
+
+    assert error_of(result)["code"] == "approval_pending"
+    assert len(open_at_each_read) >= 2
+    assert not any(open_at_each_read)
