@@ -35,13 +35,14 @@ from asgiref.typing import Scope
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.db import DatabaseError, close_old_connections
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.middleware.security import SecurityMiddleware
 
 from accounts.auth import INVALID_TOKEN, bearer_user
 from accounts.models import User
 from accounts.outages import note_database_failure
 from accounts.throttling import REFUSALS, PersonRateThrottle, throttled
+from forge_web.api import error
 from forge_web.outages import database_unavailable
 
 __all__ = ["admit"]
@@ -56,9 +57,9 @@ def admit(scope: Scope, token: str) -> User | HttpResponse:
     try:
         return _admitted(request, token)
     except DisallowedHost:
-        return JsonResponse({"detail": "Bad Request", "code": "bad_request"}, status=400)
-    except DatabaseError as error:
-        if not note_database_failure(error):
+        return error(request, 400, "Bad Request", "bad_request")
+    except DatabaseError as failure:
+        if not note_database_failure(failure):
             raise
         return database_unavailable(request)
 
@@ -74,7 +75,7 @@ def _admitted(request: ASGIRequest, token: str) -> User | HttpResponse:
     user = bearer_user(token)
     if user is None:
         REFUSALS.allow_request(request)  # counts this refusal against the address
-        return JsonResponse({"detail": INVALID_TOKEN, "code": "not_authenticated"}, status=401)
+        return error(request, 401, INVALID_TOKEN, "not_authenticated")
     request.user = user
     if not _PERSON_RATE.allow_request(request):
         return throttled(_PERSON_RATE.wait() or 1.0)
