@@ -49,6 +49,13 @@ def approved(author: Any, approver: Any, steps: list[dict[str, Any]], **fields: 
 
 
 LOOK = {"id": "look", "description": "List the ledger entries", "tool": "ledger.list_entries"}
+COPY = {
+    "id": "copy",
+    "description": "Record the checked rent under its own key",
+    "tool": "ledger.record_entry",
+    "args": {"key": "rent_checked", "amount": {"$from": "look", "path": "entries.rent"}},
+    "depends_on": ["look"],
+}
 DROP = {
     "id": "drop",
     "description": "Delete the rent entry from the ledger",

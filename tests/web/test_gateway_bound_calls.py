@@ -22,6 +22,7 @@ from plans.models import PlanVersion
 from runs import engine, execution, worker
 from runs.models import Run, RunEvent, StepRun
 
+from . import mcp_servers
 from .mcp_helpers import answer, conversation
 from .mcp_servers import approved, deploy_ledger
 from .runs_helpers import drain
@@ -29,12 +30,7 @@ from .runs_helpers import drain
 pytestmark = pytest.mark.django_db(transaction=True)
 
 GATEWAY = "/mcp/gateway"
-LOOK = {
-    "id": "look",
-    "description": "List the ledger entries",
-    "tool": "ledger.list_entries",
-    "done_when": {"required_keys": ["entries"]},
-}
+LOOK = {**mcp_servers.LOOK, "done_when": {"required_keys": ["entries"]}}
 NOTE = {
     "id": "note",
     "description": "Note the rent the ledger holds",
@@ -42,11 +38,9 @@ NOTE = {
     "args": {"rent": {"$from": "look", "path": "entries.rent"}},
     "depends_on": ["look"],
 }
+# After the note, and checked: the recorded key is the one approved.
 COPY = {
-    "id": "copy",
-    "description": "Record the checked rent under its own key",
-    "tool": "ledger.record_entry",
-    "args": {"key": "rent_checked", "amount": {"$from": "look", "path": "entries.rent"}},
+    **mcp_servers.COPY,
     "depends_on": ["note"],
     "done_when": {"required_keys": ["recorded"], "checks": ["recorded == 'rent_checked'"]},
 }

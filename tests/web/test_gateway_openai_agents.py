@@ -31,17 +31,10 @@ from gateway.models import HeldCall
 from tests.unit.models.openai_fake import FakeOpenAI, completion, running
 
 from .mcp_helpers import CLIENT
-from .mcp_servers import LOOK, approved, deploy_ledger
+from .mcp_servers import COPY, LOOK, approved, deploy_ledger
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-COPY = {
-    "id": "copy",
-    "description": "Record the checked rent under its own key",
-    "tool": "ledger.record_entry",
-    "args": {"key": "rent_checked", "amount": {"$from": "look", "path": "entries.rent"}},
-    "depends_on": ["look"],
-}
 READ = "mcp_forge__ledger_list_entries"
 WRITE = "mcp_forge__ledger_record_entry"
 
