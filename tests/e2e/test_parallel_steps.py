@@ -108,6 +108,12 @@ def test_steps_beyond_the_workers_slots_say_they_wait_for_a_free_slot(deployment
     run_id = deployment.start_run(plan_id, number)
     open_run(ada, run_id)
 
+    # Every step waits for a slot until the worker claims eight (on a loaded machine that
+    # can take longer than the notice's second), so the notice is read once it has.
+    ada.wait_for_function(
+        "() => window.forge.run.cy.nodes('[kind = \"step\"][status = \"running\"]').length === 8",
+        timeout=30_000,
+    )
     notice = ada.locator("#slot-wait")
     expect(notice).to_be_visible(timeout=15_000)
     expect(notice).to_contain_text("Waiting for a free worker slot")
