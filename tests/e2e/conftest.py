@@ -40,6 +40,7 @@ from typing import Any
 import pytest
 from django.core.servers.basehttp import ThreadedWSGIServer
 from django.test.testcases import LiveServerThread
+from playwright.sync_api import expect
 
 from tests.e2e.chromium import CHROMIUM, is_browser_test
 
@@ -56,6 +57,10 @@ class QuietWSGIServer(ThreadedWSGIServer):
 
 
 LiveServerThread.server_class = QuietWSGIServer
+
+# On a shared, loaded machine (CI's) a worker can take longer than `expect`'s 5 s default
+# to do what a test waits to see: the same 15 s as the pages' own waits.
+expect.set_options(timeout=15_000)
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 PASSWORD = "correct-horse-battery-staple"
