@@ -111,7 +111,7 @@ def test_steps_beyond_the_workers_slots_say_they_wait_for_a_free_slot(deployment
     # Every step waits for a slot until the worker claims eight (on a loaded machine that
     # can take longer than the notice's second), so the notice is read once it has.
     ada.wait_for_function(
-        "() => window.forge.run.cy.nodes('[kind = \"step\"][status = \"running\"]').length === 8",
+        '() => window.forge.run.cy.nodes(\'[kind = "step"][status = "running"]\').length === 8',
         timeout=30_000,
     )
     notice = ada.locator("#slot-wait")
