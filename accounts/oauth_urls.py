@@ -16,6 +16,16 @@ from accounts.oauth_views import ConsentView
 
 app_name = "oauth2_provider"
 
+# The endpoints that programs (an MCP host's OAuth client) call, not people: their errors
+# are answered as JSON (forge_web.outages). The site mounts these URLs at its root.
+_PROGRAMS_PATHS = ("/oauth/token/", "/oauth/revoke/", "/oauth/register/")
+
+
+def is_oauth_program_path(path: str) -> bool:
+    """Whether ``path`` is one of the OAuth endpoints that programs call."""
+    return path.startswith(_PROGRAMS_PATHS)
+
+
 urlpatterns = [
     path(
         ".well-known/oauth-authorization-server",

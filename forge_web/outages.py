@@ -3,11 +3,11 @@
 The API's exception handler (``forge_web.api``) and ``handler500`` (every page, and any
 request whose error a middleware raised before a view ran) answer 503 with code
 ``database_unavailable`` and a ``Retry-After`` that grows with the outage
-(``forge.outage``): JSON ``{"detail", "code"}`` under ``/api/`` and ``/mcp``, a page
-elsewhere. The
-outage is logged once when it starts and once when it ends (``accounts.outages``); the
-answers themselves are not logged one by one, since a busy site would write a line (and
-Django a traceback) per request.
+(``forge.outage``): JSON ``{"detail", "code"}`` under ``/api/`` and ``/mcp`` and from
+the OAuth endpoints that programs call (token, revocation, registration), a page
+elsewhere. The outage is logged once when it starts and once when it ends
+(``accounts.outages``); the answers themselves are not logged one by one, since a busy
+site would write a line (and Django a traceback) per request.
 
 Django hands ``handler500`` no exception when the request was served asynchronously, so
 it asks the database itself: a 500 that meets the database away is answered 503, any
@@ -22,6 +22,7 @@ from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from accounts.oauth_urls import is_oauth_program_path
 from accounts.outages import DATABASE, note_database_failure
 from forge_web.mcp_path import is_mcp_path
 
@@ -57,8 +58,10 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def _answers_json(request: HttpRequest) -> bool:
     """Whether ``request``'s caller is a program (the API, ``/mcp`` and the gateway,
-    whose refusals the MCP endpoints pass on as tool errors) rather than a browser."""
-    return request.path.startswith("/api/") or is_mcp_path(request.path)
+    whose refusals the MCP endpoints pass on as tool errors, an MCP host's OAuth client)
+    rather than a browser."""
+    path = request.path
+    return path.startswith("/api/") or is_mcp_path(path) or is_oauth_program_path(path)
 
 
 def _database_away() -> bool:

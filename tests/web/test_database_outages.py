@@ -268,3 +268,34 @@ def test_a_failing_cache_lets_requests_through_and_is_logged_once(
     assert [a.status_code for a in answers] == [200] * 5
     assert len([r for r in caplog.records if r.name == "forge.outages"]) == 1
     assert not [r for r in caplog.records if r.exc_info]
+
+
+# Each request gets past the endpoint's own checks of its input to the database.
+OAUTH_PROGRAM_REQUESTS = {
+    "token": lambda client: client.post(
+        "/oauth/token/", {"grant_type": "authorization_code", "code": "c", "client_id": "x"}
+    ),
+    "revocation": lambda client: client.post("/oauth/revoke/", {"token": "t", "client_id": "x"}),
+    "registration": lambda client: client.post(
+        "/oauth/register/",
+        {"client_name": "Host", "redirect_uris": ["http://127.0.0.1:8123/callback"]},
+        content_type="application/json",
+    ),
+    "registration management": lambda client: client.get(
+        "/oauth/register/abc/", headers={"Authorization": "Bearer registration-token"}
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", OAUTH_PROGRAM_REQUESTS)
+def test_the_oauth_endpoints_programs_call_answer_503_as_json(endpoint):
+    # An MCP host's OAuth client reads JSON; the consent page, a person's, stays a page.
+    client = Client(raise_request_exception=False)
+
+    with connection.execute_wrapper(_refuse_every_query):
+        answer = OAUTH_PROGRAM_REQUESTS[endpoint](client)
+
+    assert answer.status_code == 503, answer.content[:200]
+    assert answer.json()["code"] == "database_unavailable"
+    assert int(answer["Retry-After"]) >= 1
