@@ -1,6 +1,6 @@
 """Pages that load no stylesheet of their own (the inbox, the approval rules, webhooks,
-teams) draw buttons, links that act as buttons, and form fields as every other page does:
-the site's stylesheet holds them, not the plan pages'."""
+teams) draw headings, buttons, links that act as buttons, and form fields as every other
+page does: the site's stylesheet holds them, not the plan pages'."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ def _style(locator, prop: str) -> str:
 
 def test_buttons_and_fields_look_the_same_on_pages_without_a_stylesheet_of_their_own(page, people):
     people.login(page, people.make("root", "admin"))
+    page.goto("/plans/")
+    heading = _style(page.locator("h1").first, "font-size")
 
     page.goto("/inbox/")
     link, button = page.get_by_role("link", name="Unread only"), page.locator("#mark-all-read")
@@ -27,6 +29,7 @@ def test_buttons_and_fields_look_the_same_on_pages_without_a_stylesheet_of_their
         assert _style(control, "background-color") == WHITE
         assert _style(control, "border-top-style") == "solid"
     assert _style(link, "text-decoration-line") == "none"
+    assert _style(page.locator("h1"), "font-size") == heading
     shoot(page, "inbox")
 
     page.goto("/plans/rules/")
