@@ -104,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="forge", description=__doc__.split("\n")[0])
+    summary = __doc__.split("\n")[0].replace("``", "")  # reST's quotes are not for a terminal
+    parser = argparse.ArgumentParser(prog="forge", description=summary)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     compile_ = commands.add_parser("compile", help="compile a plan and print its diagnostics")

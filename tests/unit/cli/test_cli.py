@@ -679,3 +679,10 @@ def test_compile_json_prints_the_same_text_to_any_stdout(encoding, tmp_path):
     stdout.flush()
     written = stdout.getvalue() if encoding is None else raw.getvalue().decode()
     assert written == expected
+
+
+def test_the_help_reads_as_plain_text():
+    result = forge("--help")
+    assert result.returncode == 0
+    assert "The forge command: compile, export and run plan documents" in result.stdout
+    assert "``" not in result.stdout
