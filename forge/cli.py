@@ -124,7 +124,12 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="convert a plan to another format")
     _add_input_arguments(export)
     _add_config_argument(export, "checked, not started: export needs no tools")
-    export.add_argument("--to", required=True, choices=["mermaid", "dot", "json", "yaml"])
+    export.add_argument(
+        "--to",
+        required=True,
+        choices=["mermaid", "dot", "json", "yaml"],
+        help="the format to print (dot: Graphviz)",
+    )
     export.set_defaults(handler=_export)
 
     run = commands.add_parser("run", help="run a plan locally with the real executor")
@@ -149,8 +154,19 @@ def _parser() -> argparse.ArgumentParser:
         "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
     )
     run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and --planner")
-    run.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
-    run.add_argument("--price-per-1k-tokens", type=float, metavar="COST", help="for run costs")
+    run.add_argument(
+        "--model-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one model request may take (default 60)",
+    )
+    run.add_argument(
+        "--price-per-1k-tokens",
+        type=float,
+        metavar="COST",
+        help="price of 1,000 tokens of an openai: model: the cost counted against max_cost",
+    )
     run.add_argument("--max-turns", type=int, default=8, help="model turns per agent step")
     run.add_argument(
         "--approve-as",
@@ -216,8 +232,19 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--case", action="append", default=[], metavar="ID",
                           help="run only this case (repeatable)")  # fmt: skip
     evaluate.add_argument("--base-url", help="OpenAI-compatible endpoint of llm: planners")
-    evaluate.add_argument("--model-timeout", type=float, default=60.0, metavar="SECONDS")
-    evaluate.add_argument("--price-per-1k-tokens", type=float, metavar="COST")
+    evaluate.add_argument(
+        "--model-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one model request may take (default 60)",
+    )
+    evaluate.add_argument(
+        "--price-per-1k-tokens",
+        type=float,
+        metavar="COST",
+        help="price of 1,000 tokens of an llm: or openai: planner, for the report's costs",
+    )
     evaluate.add_argument(
         "--report-to",
         metavar="URL",
@@ -266,7 +293,12 @@ def _add_site_url(command: argparse.ArgumentParser) -> None:
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="plan document (JSON, YAML or Mermaid); - reads stdin")
     parser.add_argument("--format", choices=["json", "yaml", "mermaid"], help="input format")
-    parser.add_argument("--max-bytes", type=int, default=DEFAULT_LIMITS.max_bytes)
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_LIMITS.max_bytes,
+        help=f"largest plan document read, in bytes (default {DEFAULT_LIMITS.max_bytes:,})",
+    )
     parser.add_argument(
         "--max-steps",
         type=int,
