@@ -11,6 +11,7 @@ from ninja import Field, Schema
 
 from forge.ids import MAX_ID
 from forge.plan.limits import ID_PATTERN
+from forge.runtime.status import RunStatus
 from plans.schemas import DocumentIn, RuleStatusOut
 
 
@@ -92,7 +93,7 @@ class EventsQuery(Schema):
 
 
 class RunFilters(Schema):
-    status: str | None = Field(None, max_length=20)
+    status: RunStatus | None = Field(None, description="the runs in this status")
     plan_id: int | None = Field(None, ge=1, le=MAX_ID)
 
 

@@ -433,3 +433,11 @@ def test_the_run_list_is_paginated_newest_first_and_filters_by_status(
         "last_seq": Run.objects.get(pk=second).last_seq,
     }
     assert [run["id"] for run in cancelled["items"]] == [second]
+
+
+def test_the_run_list_refuses_a_status_that_no_run_can_have(operator, api_client):
+    answer = api_client(operator).get("/api/v1/runs?status=finished")
+
+    assert answer.status_code == 422, answer.content
+    assert answer.json()["code"] == "validation_error"
+    assert "needs_replan" in str(answer.json()["errors"])  # it names the statuses there are
