@@ -457,7 +457,8 @@ def compare_impact(old: Impact, new: Impact) -> tuple[str, ...]:
     for effect in SIDE_EFFECTS:
         before_n, after_n = old_effects.get(effect, 0), new_effects.get(effect, 0)
         if before_n != after_n:
-            out.append(f"{effect} steps: {before_n} → {after_n}")
+            steps = "steps without side effects" if effect == "none" else f"{effect} steps"
+            out.append(f"{steps}: {before_n} → {after_n}")
     if new.tokens != old.tokens:
         out.append(f"estimated tokens: {old.tokens} → {new.tokens}")
     if not math.isclose(new.cost, old.cost, abs_tol=1e-9):

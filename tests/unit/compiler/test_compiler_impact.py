@@ -179,3 +179,11 @@ def test_comparing_two_versions_says_what_the_new_one_adds():
     )
     assert compare_impact(new, new) == ()
     assert "drops host 'api.example.com'" in compare_impact(new, old)
+
+
+def test_steps_without_side_effects_are_counted_in_words():
+    old = impact_of_steps(make_step("a"))
+    new = impact_of_steps(make_step("a"), make_step("b", "a"))
+
+    # impact_of_steps joins each with an `end` step of its own.
+    assert compare_impact(old, new)[0] == "steps without side effects: 2 → 3"
