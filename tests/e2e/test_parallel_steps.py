@@ -126,6 +126,7 @@ def test_steps_beyond_the_workers_slots_say_they_wait_for_a_free_slot(deployment
     ada.locator("#timeline").get_by_role("button", name=f"{waiting[0]}: Ready").click()
     expect(ada.locator("#drawer-title")).to_have_text(waiting[0])
     expect(ada.locator("[data-field=slot-wait]")).to_contain_text("Waiting for a free worker slot")
+    expect(ada.locator("#step-drawer .drawer-meta")).to_contain_text("Attempt— (not started yet)")
     shoot(ada, "waiting-for-a-slot")
 
     expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded", timeout=60_000)

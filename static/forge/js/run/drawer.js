@@ -147,7 +147,7 @@ export class StepDrawer {
   meta(step, planStep) {
     const rows = [
       ["Tool", step.tool || (planStep && planStep.tool) || (planStep && planStep.tools_allowed ? `agent: ${planStep.tools_allowed.join(", ")}` : "—")],
-      ["Attempt", String(step.attempt)],
+      ["Attempt", step.attempt ? String(step.attempt) : "— (not started yet)"],
       // To the second, as the run page's head writes the run's start.
       ["Started", utcTime(step.startedAt, { seconds: true })],
       ["Finished", utcTime(step.finishedAt, { seconds: true })],
