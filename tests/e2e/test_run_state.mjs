@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { previewLines, refusalOf } from "../../static/forge/js/model/preview.js";
 import { resumability } from "../../static/forge/js/run/replan.js";
 import { EventSequencer } from "../../static/forge/js/run/sequence.js";
+import { axisTicks } from "../../static/forge/js/run/timeline.js";
 import { SLOT_WAIT_MS, applyEvent, applyEvents, fromDetail, gauges, statusCounts, summary, waitingForAgent, waitingForSlot, waitingReason, withReplanNotes } from "../../static/forge/js/run/state.js";
 
 const T0 = "2025-01-31T09:00:00.000Z";
@@ -465,4 +466,17 @@ test("a preview whose call will be refused carries its refusal; others carry non
   assert.equal(refusalOf({ kind: "file_write", hash: "h" }), null); // stored before runnable existed
   assert.equal(refusalOf(null), null);
   assert.deepEqual(refusalOf({ kind: "call", runnable: false }), { code: "", reason: "", hint: "" });
+});
+
+test("the timeline's axis is marked at round times from the run's start", () => {
+  assert.deepEqual(axisTicks(1040), [0, 250, 500, 750, 1000]);
+  assert.deepEqual(axisTicks(987), [0, 200, 400, 600, 800]);
+  assert.deepEqual(axisTicks(62_000), [0, 15_000, 30_000, 45_000, 60_000]);
+  assert.deepEqual(axisTicks(250_000), [0, 60_000, 120_000, 180_000, 240_000]);
+  assert.deepEqual(axisTicks(0), [0]);
+  for (const span of [1, 7, 3_700, 10_400, 3_900_000, 40 * 86_400_000]) {
+    const ticks = axisTicks(span);
+    assert.ok(ticks.length >= 2 && ticks.length <= 6, `${span}: ${ticks}`);
+    assert.ok(ticks.at(-1) <= span, `${span}: ${ticks}`);
+  }
 });

@@ -1,6 +1,7 @@
 """The run page's pure modules (static/forge/js/run/state.js and sequence.js) under
 Node's test runner: folding events, the replan sets, snapshot plus events equal to the
-whole history, and the sequencer's order, gaps and repeats (test_run_state.mjs)."""
+whole history, the sequencer's order, gaps and repeats, and the timeline's axis marks
+(test_run_state.mjs)."""
 
 from __future__ import annotations
 

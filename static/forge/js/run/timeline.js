@@ -60,6 +60,28 @@ export function timelineRows(state, now) {
   return { rows, hidden: total - rows.length };
 }
 
+// Where the time axis gets its marks: 0 and every multiple of the first round step (in
+// milliseconds, seconds, minutes or hours) at least a fifth of ``span``, so the axis reads
+// 250 ms, 500 ms... or 30 s, 1 min 00 s... rather than 247 ms, 493 ms...
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const AXIS_STEPS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 250, 500,
+  SECOND, 2 * SECOND, 5 * SECOND, 10 * SECOND, 15 * SECOND, 30 * SECOND,
+  MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE,
+  HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, 24 * HOUR,
+];
+
+export function axisTicks(span) {
+  if (!(span > 0)) return [0];
+  let step = AXIS_STEPS.find((candidate) => candidate >= span / 5);
+  if (step === undefined) for (step = 24 * HOUR; step < span / 5; step *= 2);
+  const ticks = [];
+  for (let at = 0; at <= span; at += step) ticks.push(at);
+  return ticks;
+}
+
 export class Timeline {
   constructor(container, { onSelect }) {
     this.container = container;
@@ -96,10 +118,9 @@ export class Timeline {
       role: "img",
       "aria-label": "Timeline of the run's steps",
     });
-    for (const fraction of [0, 0.25, 0.5, 0.75, 1]) {
-      const at = fraction * span;
+    for (const at of axisTicks(span)) {
       svg.append(el("line", { class: "tick", x1: x(at), x2: x(at), y1: AXIS - 4, y2: height }));
-      svg.append(el("text", { class: "tick-label", x: x(at), y: 12, "text-anchor": fraction === 0 ? "start" : "middle" }, formatDuration(at)));
+      svg.append(el("text", { class: "tick-label", x: x(at), y: 12, "text-anchor": at === 0 ? "start" : "middle" }, formatDuration(at)));
     }
     rows.forEach((row, index) => {
       const top = AXIS + index * ROW;
