@@ -154,13 +154,7 @@ def _parser() -> argparse.ArgumentParser:
         "--model", help="runs agent steps: openai:MODEL or scripted:FILE (replies, JSON or YAML)"
     )
     run.add_argument("--base-url", help="OpenAI-compatible endpoint of --model and --planner")
-    run.add_argument(
-        "--model-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long one model request may take (default 60)",
-    )
+    _add_model_timeout(run)
     run.add_argument(
         "--price-per-1k-tokens",
         type=float,
@@ -232,13 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--case", action="append", default=[], metavar="ID",
                           help="run only this case (repeatable)")  # fmt: skip
     evaluate.add_argument("--base-url", help="OpenAI-compatible endpoint of llm: planners")
-    evaluate.add_argument(
-        "--model-timeout",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help="how long one model request may take (default 60)",
-    )
+    _add_model_timeout(evaluate)
     evaluate.add_argument(
         "--price-per-1k-tokens",
         type=float,
@@ -287,6 +275,16 @@ def _add_site_url(command: argparse.ArgumentParser) -> None:
         "--url",
         default=os.environ.get("FORGE_URL"),
         help="Forge's site URL, e.g. https://forge.example.com (default: FORGE_URL)",
+    )
+
+
+def _add_model_timeout(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--model-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one model request may take (default 60)",
     )
 
 
