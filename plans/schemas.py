@@ -427,6 +427,10 @@ class FieldChangeOut(Schema):
     field: str
     before: Any
     after: Any
+    lines: list[str] = Field(
+        description="The change as the pages show it: `path: before → after`, down to the "
+        "part that changed (`args.content`, `done_when.checks: + ...`)"
+    )
 
 
 class StepChangeOut(Schema):

@@ -5,15 +5,13 @@ bottom (``change_lines``). Read-only."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from forge.plan.diff_text import ARROW
 from plans.models import Approval, PlanVersion, VersionStatus
 
 __all__ = ["Bases", "bases_for", "change_lines"]
-
-_ARROW = " → "
 
 
 @dataclass(frozen=True)
@@ -80,29 +78,6 @@ def bases_for(versions: list[PlanVersion]) -> dict[int, Bases]:
     }
 
 
-def _short(value: Any, size: int = 70) -> str:
-    if value is None:
-        return "—"
-    # Plain words read as words; a string with line breaks or edge spaces is quoted, so a
-    # reviewer sees exactly what changed.
-    plain = isinstance(value, str) and value == value.strip() and value.isprintable()
-    text = value if plain else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return text if len(text) <= size else f"{text[: size - 1]}…"
-
-
-def _field_lines(name: str, before: Any, after: Any) -> list[str]:
-    """``name: before → after``; for two objects, one line per key that differs, so a
-    changed argument or budget limit reads as itself rather than as two whole objects."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = sorted(set(before) | set(after))
-        return [
-            f"{name}.{key}: {_short(before.get(key))}{_ARROW}{_short(after.get(key))}"
-            for key in keys
-            if before.get(key) != after.get(key)
-        ]
-    return [f"{name}: {_short(before)}{_ARROW}{_short(after)}"]
-
-
 def change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
     """The diff as lines a reviewer reads top to bottom: plan fields, then steps, then
     dependencies."""
@@ -111,7 +86,7 @@ def change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
             "kind": "changed",
             "title": f"plan {change['field']}",
             "detail": "",
-            "fields": _field_lines(change["field"], change["before"], change["after"]),
+            "fields": change["lines"],
             "steps": [],
         }
         for change in diff["plan_changes"]
@@ -121,17 +96,13 @@ def change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
     lines += [{"kind": "removed", "title": step, "detail": "removed", "steps": [step]}
               for step in diff["removed_steps"]]  # fmt: skip
     for change in diff["changed_steps"]:
-        fields = [
-            line
-            for item in change["changes"]
-            for line in _field_lines(item["field"], item["before"], item["after"])
-        ]
+        fields = [line for item in change["changes"] for line in item["lines"]]
         lines.append(
             {"kind": "changed", "title": change["id"], "detail": "", "fields": fields,
              "steps": [change["id"]]}
         )  # fmt: skip
-    lines += [{"kind": "added", "title": f"{dep}{_ARROW}{step}", "detail": "dependency added",
+    lines += [{"kind": "added", "title": f"{dep}{ARROW}{step}", "detail": "dependency added",
                "steps": [dep, step]} for dep, step in diff["added_edges"]]  # fmt: skip
-    lines += [{"kind": "removed", "title": f"{dep}{_ARROW}{step}", "detail": "dependency removed",
+    lines += [{"kind": "removed", "title": f"{dep}{ARROW}{step}", "detail": "dependency removed",
                "steps": [dep, step]} for dep, step in diff["removed_edges"]]  # fmt: skip
     return lines

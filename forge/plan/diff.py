@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from forge.plan.diff_text import field_lines
 from forge.plan.document import PlanDocument, Step
 
 __all__ = ["FieldChange", "PlanDiff", "StepChange", "diff_plans"]
@@ -29,8 +30,14 @@ class FieldChange:
     before: Any
     after: Any
 
+    @property
+    def lines(self) -> list[str]:
+        """The change as a reviewer reads it (``forge.plan.diff_text``)."""
+        return field_lines(self.field, self.before, self.after)
+
     def to_data(self) -> dict[str, Any]:
-        return {"field": self.field, "before": self.before, "after": self.after}
+        return {"field": self.field, "before": self.before, "after": self.after,
+                "lines": self.lines}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,15 @@ def test_the_diff_view_shows_both_versions_on_one_graph(page, people):
     assert "changed" in cy_classes["publish"] and "changed" in cy_classes["fetch"]
     assert "added" in cy_classes["publish>announce"]
     expect(page.locator("#diff-legend")).to_contain_text("Added in v2")
-    expect(page.locator("#diff-changes")).to_contain_text("description")
+    expect(page.locator("#diff-changes li[data-kind=changed]", has_text="publish")).to_contain_text(
+        "description: Write the release notes file → Write and commit the release notes file"
+    )
+    expect(page.locator("#diff-changes li[data-kind=changed]", has_text="fetch")).to_contain_text(
+        "done_when.required_keys: − status" + "done_when.checks: − status == `200`"
+    )
+    expect(page.locator("#diff-changes li[data-kind=plan]")).to_have_text(
+        "plan deliverable" + "deliverable: publish → announce"
+    )
     shoot(page, "diff")
 
 

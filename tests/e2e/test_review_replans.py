@@ -238,6 +238,10 @@ def test_an_operator_follows_a_run_through_two_replans(page, people):
     expect(detail.locator(".fate")).to_have_text("failed")
     expect(detail).to_contain_text("done_when")
     expect(detail).to_contain_text("risk_score <= `100`")
+    # What changed in it, down to the check, as the review card and diff page say it.
+    expect(detail.locator(".diff-changes li")).to_have_text(
+        ["done_when.checks[0]: risk_score <= `10` → risk_score <= `100`"]
+    )
 
     # A deep link opens the replan it names.
     page.goto(f"/runs/{run.pk}/replans/?replan=1")

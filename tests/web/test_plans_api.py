@@ -722,7 +722,12 @@ def test_the_diff_names_added_removed_and_changed_steps_and_edges(
             {
                 "id": "publish",
                 "changes": [
-                    {"field": "args", "before": {"summary": "ok"}, "after": {"summary": "changed"}}
+                    {
+                        "field": "args",
+                        "before": {"summary": "ok"},
+                        "after": {"summary": "changed"},
+                        "lines": ["args.summary: ok → changed"],
+                    }
                 ],
             }
         ],
@@ -733,6 +738,7 @@ def test_the_diff_names_added_removed_and_changed_steps_and_edges(
                 "field": "goal",
                 "before": "Summarise the release notes",
                 "after": "Summarise and check",
+                "lines": ["goal: Summarise the release notes → Summarise and check"],
             }
         ],
     }

@@ -86,6 +86,11 @@ def test_import_review_diff_export_and_audit_through_the_api(token_for, author, 
                         "field": "tools_allowed",
                         "before": ["file_search", "sql_read"],
                         "after": ["file_read"],
+                        "lines": [
+                            "tools_allowed: − file_search",
+                            "tools_allowed: − sql_read",
+                            "tools_allowed: + file_read",
+                        ],
                     },
                     {
                         "field": "done_when",
@@ -99,6 +104,10 @@ def test_import_review_diff_export_and_audit_through_the_api(token_for, author, 
                             "required_keys": ["facts"],
                             "checks": ["length(facts) > `0`"],
                         },
+                        "lines": [
+                            "done_when.required_keys: + facts",
+                            "done_when.checks: + length(facts) > `0`",
+                        ],
                     },
                 ],
             }

@@ -96,11 +96,14 @@ def test_the_diff_as_data_is_plain_json():
     assert data["changed_steps"][0] == {
         "id": "inspect",
         "changes": [
-            {"field": "args", "before": {"query": "select 1"}, "after": {"query": "select 2"}},
-            {"field": "timeout_s", "before": None, "after": 30},
+            {"field": "args", "before": {"query": "select 1"}, "after": {"query": "select 2"},
+             "lines": ["args.query: select 1 → select 2"]},
+            {"field": "timeout_s", "before": None, "after": 30, "lines": ["timeout_s: — → 30"]},
         ],
-    }
-    assert data["plan_changes"][0] == {"field": "risk_level", "before": "low", "after": "high"}
+    }  # fmt: skip
+    assert data["plan_changes"][0] == {
+        "field": "risk_level", "before": "low", "after": "high", "lines": ["risk_level: low → high"]
+    }  # fmt: skip
 
 
 def test_a_plan_compared_with_itself_has_an_empty_diff():

@@ -16,12 +16,6 @@ const { cy, layout } = createViewer(document.getElementById("graph"), {
   filename: `plan-${data.plan.id}-v${data.from.number}-v${data.to.number}`,
 });
 
-function describe(value) {
-  if (value === undefined || value === null) return "—";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
-}
-
 function changeItem(kind, title, ids, detail) {
   const item = h("li", { class: kind, tabindex: 0, dataset: { kind, nodes: ids.join(" ") } }, h("strong", {}, title), detail);
   item.addEventListener("click", () => focusElements(cy, ids));
@@ -46,7 +40,7 @@ async function show() {
         h(
           "div",
           { class: "fields" },
-          change.changes.map((c) => h("div", {}, `${c.field}: ${describe(c.before)} → ${describe(c.after)}`)),
+          change.changes.flatMap((c) => c.lines.map((line) => h("div", {}, line))),
         ),
       ),
     );
@@ -54,7 +48,7 @@ async function show() {
   for (const [dep, step] of diff.added_edges) items.push(changeItem("added", `+ ${dep} → ${step}`, [dep, step], " dependency added"));
   for (const [dep, step] of diff.removed_edges) items.push(changeItem("removed", `− ${dep} → ${step}`, [dep, step], " dependency removed"));
   for (const change of diff.plan_changes) {
-    items.push(h("li", { class: "changed", dataset: { kind: "plan" } }, h("strong", {}, `plan ${change.field}`), `: ${describe(change.before)} → ${describe(change.after)}`));
+    items.push(h("li", { class: "changed", dataset: { kind: "plan" } }, h("strong", {}, `plan ${change.field}`), h("div", { class: "fields" }, change.lines.map((line) => h("div", {}, line)))));
   }
   const total = items.length;
   document.getElementById("diff-summary").textContent = total

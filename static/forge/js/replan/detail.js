@@ -17,12 +17,6 @@ export const FATE_WORDS = {
   waiting: "outside the reset",
 };
 
-function short(value) {
-  if (value === undefined || value === null) return "—";
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
-}
-
 // Which version's step the details show: the new version's when it has the step, else
 // the one that failed.
 export function shownVersion(replan, info) {
@@ -64,7 +58,7 @@ export function renderStepDetail(section, { id, info, replan, oldDoc, newDoc, st
   if (info.changes.length) {
     parts.push(
       h("h3", { text: `Changed in v${replan.to}` }),
-      h("ul", { class: "diff-changes" }, info.changes.map((change) => h("li", { class: "changed" }, h("strong", { text: change.field }), h("div", { class: "fields", text: `${short(change.before)} → ${short(change.after)}` })))),
+      h("ul", { class: "diff-changes" }, info.changes.flatMap((change) => change.lines).map((line) => h("li", { class: "changed", text: line }))),
     );
   }
   const key = String(version);
