@@ -171,7 +171,29 @@ def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 
 @api.exception_handler(ValidationError)
 def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    return error(request, 422, "Invalid request", "validation_error", errors=exc.errors)
+    errors = [_located(item) for item in exc.errors]
+    return error(request, 422, _said(errors), "validation_error", errors=errors)
+
+
+def _located(item: dict[str, Any]) -> dict[str, Any]:
+    """django-ninja places a body's fields under the operation's parameter that takes the
+    body (``["body", "body", "name"]``): a name in Forge's code, not in the request. Each
+    operation takes its body as one parameter, so the request's own path is the rest."""
+    loc = list(item.get("loc", ()))
+    return {**item, "loc": ["body", *loc[2:]] if loc[:1] == ["body"] else loc}
+
+
+def _said(errors: list[dict[str, Any]], most: int = 3) -> str:
+    """The problems in one sentence, so a client that shows ``detail`` shows them."""
+    said = [
+        f"{_where(item['loc'])}: {item.get('msg', '')}" for item in errors[:most] if item.get("loc")
+    ]
+    more = f" (and {len(errors) - most} more)" if len(errors) > most else ""
+    return f"Invalid request: {'; '.join(said)}{more}" if said else "Invalid request"
+
+
+def _where(loc: list[Any]) -> str:
+    return ".".join(str(part) for part in loc[1:]) or str(loc[0])  # "plan_id", or "body"
 
 
 def forge_error_answer(exc: ForgeError) -> tuple[int, dict[str, Any]]:

@@ -273,8 +273,9 @@ def test_a_token_name_is_required(api_client, author):
 
     assert response.status_code == 422
     body = response.json()
-    assert (body["detail"], body["code"]) == ("Invalid request", "validation_error")
-    assert body["errors"][0]["loc"] == ["body", "body", "name"]
+    assert body["code"] == "validation_error"
+    assert body["detail"] == f"Invalid request: name: {body['errors'][0]['msg']}"
+    assert body["errors"][0]["loc"] == ["body", "name"]
 
 
 def test_a_revoked_token_is_refused_with_401(api_client, token_for, author, anonymous_client):
@@ -408,8 +409,28 @@ def test_a_validation_error_keeps_422_with_its_errors():
 
     assert _handle(ValidationError(errors)) == (
         422,
-        {"detail": "Invalid request", "code": "validation_error", "errors": errors},
+        {"detail": "Invalid request: page: bad", "code": "validation_error", "errors": errors},
     )
+
+
+def test_a_validation_error_says_its_problems_and_each_one_where_the_request_has_it():
+    errors = [{"loc": ["body", "body", "steps", 0, "id"], "msg": f"bad {n}"} for n in range(5)]
+
+    status, body = _handle(ValidationError(errors))
+
+    assert status == 422
+    assert [item["loc"] for item in body["errors"]] == [["body", "steps", 0, "id"]] * 5
+    assert body["detail"] == (
+        "Invalid request: steps.0.id: bad 0; steps.0.id: bad 1; steps.0.id: bad 2 (and 2 more)"
+    )
+
+
+def test_a_request_without_a_body_where_one_is_needed_is_said_so(api_client, author):
+    response = api_client(author).post("/api/v1/tokens", "", content_type="application/json")
+
+    assert response.status_code == 422
+    assert response.json()["detail"] == "Invalid request: body: Field required"
+    assert response.json()["errors"][0]["loc"] == ["body"]
 
 
 def test_an_oversized_body_answers_413():
