@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 from forge.errors import PlanDocumentError
 from forge.plan.formats.detect import detect_format
 from forge.plan.formats.notes import ImportedPlan, ImportWarning
-from forge.plan.formats.source import source_text
+from forge.plan.formats.source import plan_text
 from forge.plan.limits import DEFAULT_LIMITS, ImportLimits
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def load_plan(
         read_bytes = cast(Callable[[bytes, ImportLimits], "PlanDocument"],
                           _function("json_io", "load_json_bytes"))  # fmt: skip
         return read_bytes(source, limits)
-    return reader(source_text(source, limits), limits)
+    return reader(plan_text(source, limits), limits)
 
 
 def import_plan(
@@ -87,7 +87,7 @@ def import_plan(
     if where is None:
         return ImportedPlan(load_plan(source, format, limits))
     reader = cast(Callable[[str, ImportLimits], ImportedPlan], _function(*where))
-    return reader(source_text(source, limits), limits)
+    return reader(plan_text(source, limits), limits)
 
 
 def dump_plan(document: PlanDocument, format: str) -> str:

@@ -18,7 +18,7 @@ import msgspec
 from forge.errors import PlanDocumentError
 from forge.plan.codec import from_data, indented_json, to_data
 from forge.plan.document import PlanDocument
-from forge.plan.formats.source import source_text
+from forge.plan.formats.source import plan_text
 from forge.plan.limits import ImportLimits, too_deep
 from forge.plan.typed import read_json
 
@@ -79,11 +79,11 @@ def load_json(text: str, limits: ImportLimits) -> PlanDocument:
 def load_json_bytes(source: bytes, limits: ImportLimits) -> PlanDocument:
     """``load_json`` of UTF-8 ``source``: decoded straight from the bytes when the fast
     way can vouch for them (msgspec accepts only valid UTF-8), else made text, with the
-    checks and errors of ``source_text``, and read as ``load_json`` reads it."""
+    checks and errors of ``plan_text``, and read as ``load_json`` reads it."""
     limits.check_size(len(source))
     document = read_json(source.removeprefix(_BOM), limits)
     if document is None:
-        document = from_data(parse_json(source_text(source, limits), limits), limits)
+        document = from_data(parse_json(plan_text(source, limits), limits), limits)
     return document
 
 

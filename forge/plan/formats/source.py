@@ -9,7 +9,9 @@ from __future__ import annotations
 from forge.errors import PlanDocumentError
 from forge.plan.limits import ImportLimits
 
-__all__ = ["source_text"]
+__all__ = ["EMPTY", "plan_text", "source_text"]
+
+EMPTY = "the document is empty: a plan needs a goal and its steps"
 
 
 def source_text(source: str | bytes, limits: ImportLimits) -> str:
@@ -33,3 +35,13 @@ def source_text(source: str | bytes, limits: ImportLimits) -> str:
                 code="invalid_encoding",
             ) from None
     return text.removeprefix("\ufeff")
+
+
+def plan_text(source: str | bytes, limits: ImportLimits) -> str:
+    """``source_text`` of a plan, which has something in it: a blank source (nothing, or
+    only spaces and line breaks) raises ``invalid_document`` saying it is empty, rather
+    than each format's parser saying what it expected first."""
+    text = source_text(source, limits)
+    if not text or text.isspace():
+        raise PlanDocumentError(EMPTY, code="invalid_document")
+    return text

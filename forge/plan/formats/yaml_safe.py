@@ -27,6 +27,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from forge.errors import PlanDocumentError
+from forge.plan.formats.source import EMPTY
 from forge.plan.formats.yaml_events import alias_budget, check_events, marked_error
 from forge.plan.limits import ImportLimits, too_deep
 
@@ -48,7 +49,10 @@ def parse_yaml(text: str, limits: ImportLimits) -> object:
         with _loader(text) as events:
             check_events(events, limits)
         with _loader(text) as loader:
-            return loader.get_single_data()
+            node = loader.get_single_node()
+            if node is None:  # nothing but spaces and comments: no document at all
+                raise PlanDocumentError(EMPTY, code="invalid_document")
+            return loader.construct_document(node)
     except PlanDocumentError:
         raise
     except MarkedYAMLError as error:
@@ -110,7 +114,8 @@ class _Constructor(SafeConstructor):
 
 class _Loading(Protocol):
     def get_event(self) -> Any: ...
-    def get_single_data(self) -> Any: ...
+    def get_single_node(self) -> Any: ...
+    def construct_document(self, node: Any) -> Any: ...
     def dispose(self) -> None: ...
 
 

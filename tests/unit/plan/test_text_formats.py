@@ -38,6 +38,25 @@ def test_bytes_that_are_not_utf8_are_refused():
     assert caught.value.code == "invalid_encoding"
 
 
+@pytest.mark.parametrize("format", ["json", "yaml", "mermaid"])
+@pytest.mark.parametrize("source", ["", "  \n\t\n", b"", b"\xef\xbb\xbf\n"])
+def test_an_empty_source_is_said_to_be_empty_in_every_format(format, source):
+    with pytest.raises(PlanDocumentError) as caught:
+        load_plan(source, format)
+
+    assert (caught.value.code, caught.value.message) == (
+        "invalid_document",
+        "the document is empty: a plan needs a goal and its steps",
+    )
+
+
+def test_yaml_of_nothing_but_comments_is_empty_and_an_explicit_null_is_not():
+    with pytest.raises(PlanDocumentError, match="^the document is empty"):
+        load_plan("# a plan, one day\n\n", "yaml")
+    with pytest.raises(PlanDocumentError, match="^must be an object, not null$"):
+        load_plan("null\n", "yaml")
+
+
 def test_a_leading_byte_order_mark_is_ignored():
     source = '\ufeff{"goal": "g", "steps": []}'
 
