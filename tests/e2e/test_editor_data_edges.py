@@ -91,6 +91,44 @@ def test_data_edges_are_drawn_dashed_and_labelled_apart_from_dependencies(page, 
     shoot(page, "data-edges")
 
 
+# The demo's release notes: publish takes read's content, and read sits beside count, so
+# the data edge runs diagonally between adjacent layers.
+DIAMOND = {
+    "goal": "Draft the release notes for version 2.4 from the changelog",
+    "deliverable": "publish",
+    "steps": [
+        {"id": "changelog", "description": "Write the raw changelog entries into the workspace",
+         "tool": "file_write", "args": {"path": "CHANGELOG.txt", "content": "fix: a\n"}},
+        {"id": "count", "description": "Count the changelog entries with wc",
+         "depends_on": ["changelog"], "tool": "shell",
+         "args": {"argv": ["wc", "-l", "CHANGELOG.txt"]}},
+        {"id": "read", "description": "Read the changelog back for the notes",
+         "depends_on": ["changelog"], "tool": "file_read", "args": {"path": "CHANGELOG.txt"}},
+        {"id": "publish", "description": "Publish the notes built from what read returned",
+         "depends_on": ["count", "read"], "tool": "file_write",
+         "args": {"path": "RELEASE-NOTES.md", "content": CONTENT}},
+    ],
+}  # fmt: skip
+DRAWN = """() => window.forge.editor.cy.edges('.data-edge').map((edge) => {
+  const ends = [edge.renderedSourceEndpoint(), edge.renderedTargetEndpoint()];
+  return [edge.id(), ends.every((end) => Number.isFinite(end.x) && Number.isFinite(end.y))];
+})"""
+
+
+def test_a_diagonal_data_edge_between_adjacent_steps_is_drawn(page, people):
+    # Cytoscape does not draw an edge whose control point falls inside a step it joins
+    # (its endpoint there is NaN): the stylesheet's bow did that to this edge.
+    ada = people.make("ada", "author")
+    version = services.create_plan(ada, "Release notes", from_data(DIAMOND))
+    people.login(page, ada)
+    page.goto(f"/plans/{version.plan_id}/edit/")
+    wait_ready(page)
+    settle(page)
+
+    assert page.evaluate(DRAWN) == [["data:read>publish", True]]
+    shoot(page, "diagonal")
+
+
 def test_the_step_panel_lists_what_a_step_takes_and_what_its_output_feeds(page, people):
     _open(page, people)
 

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { bowPoints, dataBow } from "../../static/forge/js/model/bows.js";
 import { diffElements } from "../../static/forge/js/model/diff.js";
 import { addStep, connect, emptyDocument, newStepId, removeSteps, renameStep, sameDocument, setDeliverable, updateStep } from "../../static/forge/js/model/document.js";
 import { toElements } from "../../static/forge/js/model/elements.js";
@@ -261,4 +262,29 @@ test("import notes stay beside each compile for the steps still there", () => {
   assert.deepEqual([...painted.nodes.get("yes").classes].sort(), ["d-flattened_decision"]); // named, not at fault
   assert.deepEqual(painted.nodes.get("yes").badges, []);
   assert.deepEqual([...painted.edges.get("check>yes")].sort(), ["d-flattened_decision", "warning"]);
+});
+
+// The demo's release notes as laid out: read beside count, publish below them both.
+const READ = { x: 110, y: 187, w: 223.5, h: 85.5 };
+const PUBLISH = { x: 238, y: 340.75, w: 225, h: 102.5 };
+const inside = (p, box) => Math.abs(p.x - box.x) < box.w / 2 && Math.abs(p.y - box.y) < box.h / 2;
+
+test("a data edge keeps the stylesheet's bow when its points are clear of both steps", () => {
+  assert.equal(dataBow({ x: 0, y: 0, w: 220, h: 80 }, { x: 0, y: 150, w: 220, h: 80 }), null);
+});
+
+test("a diagonal data edge is bowed so no control point falls inside a step", () => {
+  // The stylesheet's bow puts its first point inside read: Cytoscape then draws nothing.
+  const fallback = bowPoints(READ, PUBLISH, { distances: [-50, -50], weights: [0.25, 0.75] });
+  assert.ok(inside(fallback[0], READ));
+  const bow = dataBow(READ, PUBLISH);
+  assert.notEqual(bow, null);
+  for (const point of bowPoints(READ, PUBLISH, bow)) {
+    assert.ok(!inside(point, READ) && !inside(point, PUBLISH), JSON.stringify(point));
+  }
+});
+
+test("a data edge that skips layers bows wide enough to pass the steps between", () => {
+  const bow = dataBow({ x: 0, y: 0, w: 220, h: 80 }, { x: 0, y: 300, w: 220, h: 80 }, { skipsLayers: true });
+  assert.deepEqual(bow, { distances: [-200, -200], weights: [0.25, 0.75] });
 });

@@ -11,7 +11,7 @@ import { readInitialData } from "../common/initial-data.js";
 import { toast } from "../common/toast.js";
 import { createGraph } from "../graph/cy.js";
 import { fitAll, fitVisible, focusElements, zoomBy } from "../graph/focus.js";
-import { placedPositions } from "../graph/layout.js";
+import { placedPositions, rebowDataEdges } from "../graph/layout.js";
 import { Minimap } from "../graph/minimap.js";
 import { ProblemsPanel } from "../graph/problems.js";
 import { addStep, newStepId, removeEdges, removeSteps, setDeliverable, steps } from "../model/document.js";
@@ -122,7 +122,8 @@ function setMoving(on) {
     ? "Drag steps to place them; Auto-layout puts them back. Press M again to draw dependencies."
     : "Drag from one step onto another: the second then depends on the first.";
 }
-cy.on("dragfree", "node[base]", () => {
+cy.on("dragfree", "node[base]", (event) => {
+  rebowDataEdges(event.target);
   if (moving) store.setLayout(placedPositions(cy));
 });
 fillHelp($("help-list"));

@@ -6,6 +6,7 @@
 // each edge's straight line (the way cytoscape-dagre does it), so an edge that skips a
 // layer or closes a cycle bends around the steps in its way instead of crossing them.
 import dagre from "../../../vendor/dagre/dagre.esm.js";
+import { dataBow } from "../model/bows.js";
 import { layeredLayout } from "../model/layered.js";
 import { routeRows } from "../model/routes.js";
 
@@ -73,17 +74,6 @@ export function controlPoints(points, source, target) {
   };
 }
 
-// A data edge's two control-point distances (to the right of its line) when it skips a
-// layer: wide enough that the curve passes beside the steps in between; else null (the
-// stylesheet's gentle bow).
-export function dataBow(source, target) {
-  if (!source || !target) return null;
-  const layers = Math.abs(target.y - source.y) / (RANK_SEP + 66);
-  if (layers < 1.5) return null;
-  const clear = -(110 + 40) / 0.75; // a node's half width and a margin, at the curve's reach
-  return [Number(clear.toFixed(1)), Number(clear.toFixed(1))];
-}
-
 // A route as Cytoscape's segment points (straight lines through each point), relative to
 // the line between the node centres (the stylesheet's edge-distances: node-position).
 export function segmentPoints(points, source, target) {
@@ -138,6 +128,23 @@ function applyPinned(cy, positions, pinned) {
 
 const NODE_HEIGHT_FALLBACK = 40;
 
+// The data edges of `nodes` bowed again where the nodes are now (after a drag).
+export function rebowDataEdges(nodes) {
+  nodes.connectedEdges("[base][kind = 'data']").forEach((edge) => bowDataEdge(edge, (node) => node.position()));
+}
+
+// A data edge's bow (model/bows.js) for its ends placed where `at(node)` says.
+function bowDataEdge(edge, at) {
+  const [source, target] = [edge.source(), edge.target()].map((node) => {
+    const point = at(node);
+    return point ? { x: point.x, y: point.y, w: node.outerWidth(), h: node.outerHeight() } : null;
+  });
+  const skipsLayers = Boolean(source && target) && Math.abs(target.y - source.y) / (RANK_SEP + 66) >= 1.5;
+  const bow = source && target ? dataBow(source, target, { skipsLayers }) : null;
+  if (bow) edge.data({ bow: bow.distances, boww: bow.weights });
+  else if (edge.data("bow")) edge.removeData("bow boww");
+}
+
 // Lays out `cy` and resolves when the nodes have moved. `pinned` ({nodeId: [x, y]}, the
 // store's layout) keeps the steps placed by hand where they are.
 export function runLayout(cy, { animate = false, fit = true, padding = 48, pinned = null } = {}) {
@@ -166,11 +173,7 @@ export function runLayout(cy, { animate = false, fit = true, padding = 48, pinne
       if (segments) edge.data({ segd: segments.distances, segw: segments.weights });
       else if (edge.data("segd")) edge.removeData("segd segw");
     });
-    cy.edges("[base][kind = 'data']").forEach((edge) => {
-      const bow = dataBow(positions.get(edge.source().id()), positions.get(edge.target().id()));
-      if (bow) edge.data("bow", bow);
-      else if (edge.data("bow")) edge.removeData("bow");
-    });
+    cy.edges("[base][kind = 'data']").forEach((edge) => bowDataEdge(edge, (node) => positions.get(node.id())));
   });
   const layout = cy.nodes("[base]").layout({
     name: "preset",

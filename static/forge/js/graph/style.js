@@ -142,7 +142,9 @@ export const STYLE = [
   },
   // Data between steps: dashed, in the changed-violet, labelled with the paths it takes,
   // bowed to the right of the dependencies (graph/layout.js bows one that skips layers
-  // wide enough to pass beside the steps between its ends).
+  // wide enough to pass beside the steps between its ends, and any whose default bow
+  // would put a control point inside a step, where Cytoscape would not draw it:
+  // model/bows.js).
   {
     selector: "edge.data-edge",
     style: {
@@ -184,7 +186,7 @@ export const STYLE = [
   { selector: "edge.data-edge.error", style: { color: COLOURS.error, width: 2.2 } },
   {
     selector: "edge.data-edge[bow]",
-    style: { "control-point-distances": "data(bow)", "control-point-weights": [0.25, 0.75] },
+    style: { "control-point-distances": "data(bow)", "control-point-weights": "data(boww)" },
   },
   // Diffs.
   {
