@@ -345,6 +345,7 @@ def reconcile_step(request: HttpRequest, run_id: RunId, step_id: StepId, body: R
         body.status == "succeeded",
         body.output,
         request.auth,
+        body.comment,
     )
     return detail(_runs().get(pk=run_id))
 

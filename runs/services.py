@@ -468,7 +468,11 @@ def create_replan(
     return version
 
 
-def reconcile_step(run: Run, step_id: str, succeeded: bool, output: Any, user: Any) -> Run:
+def reconcile_step(
+    run: Run, step_id: str, succeeded: bool, output: Any, user: Any, comment: str = ""
+) -> Run:
+    """Say what really happened to a step interrupted mid-way; ``comment`` (how the
+    operator knows) goes to the audit trail with the decision."""
     ensure_permission(user, "run.reconcile")
     with locked_run(run.pk) as locked:
         _node(locked, step_id)
@@ -479,7 +483,7 @@ def reconcile_step(run: Run, step_id: str, succeeded: bool, output: Any, user: A
             "run.step_reconciled",
             "run",
             run.pk,
-            {"step": step_id, "status": "succeeded" if succeeded else "failed"},
+            {"step": step_id, "status": "succeeded" if succeeded else "failed", "comment": comment},
         )
     run.refresh_from_db()
     return run

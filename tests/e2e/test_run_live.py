@@ -319,11 +319,18 @@ def test_an_operator_reconciles_a_step_interrupted_by_a_dead_worker(deployment, 
     ada.locator(".reconcile-form button[type=submit]").click()
     expect(ada.locator(".reconcile-form .error")).to_contain_text("not JSON")
     ada.fill("#reconcile-output", '{"exit_code": 0, "note": "the bundle is there"}')
+    ada.fill("#reconcile-comment", "the bundle is on the release server, dated today")
     shoot(ada, "2-reconcile")
     ada.locator(".reconcile-form button[type=submit]").click()
 
     expect(ada.locator("#run-page")).to_have_attribute("data-status", "succeeded")
     expect(ada.locator("#step-drawer [data-field=output]")).to_contain_text("the bundle is there")
+    # How the operator knew is kept with the decision.
+    trail = deployment.api("ada", "GET", "/audit?action=run.step_reconciled")["items"]
+    assert [event["payload"] for event in trail] == [
+        {"step": "rebuild", "status": "succeeded",
+         "comment": "the bundle is on the release server, dated today"}
+    ]  # fmt: skip
     matches_a_fresh_fetch(ada, deployment, run_id)
     shoot(ada, "3-reconciled")
 

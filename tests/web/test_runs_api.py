@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from audit.models import AuditEvent
 from plans import services as plan_services
 from runs import worker
 from runs.engine import locked_run
@@ -358,13 +359,17 @@ def test_a_non_idempotent_step_whose_worker_died_waits_for_a_person_to_reconcile
     assert _statuses(run_id) == {"build": "needs_reconciliation", "ship": "pending"}
     answer = client.post(
         f"/api/v1/runs/{run_id}/steps/build/reconcile",
-        {"status": "succeeded", "output": {"exit_code": 0}},
+        {"status": "succeeded", "output": {"exit_code": 0}, "comment": "the bundle is there"},
         content_type="application/json",
     )
     drain()
     assert answer.status_code == 200, answer.json()
     assert Run.objects.get(pk=run_id).status == "succeeded"
     assert not ExecutionRecord.objects.filter(run_id=run_id, step_id="build").exists()
+    # The operator's word on what happened is kept with the decision.
+    assert AuditEvent.objects.get(action="run.step_reconciled").payload == {
+        "step": "build", "status": "succeeded", "comment": "the bundle is there"
+    }  # fmt: skip
 
 
 def test_a_worker_runs_an_agent_step_with_the_configured_model_through_the_executor(

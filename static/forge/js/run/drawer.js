@@ -257,6 +257,7 @@ export class StepDrawer {
     const succeeded = h("input", { type: "radio", name: "outcome", value: "succeeded", checked: true });
     const failed = h("input", { type: "radio", name: "outcome", value: "failed" });
     const output = h("textarea", { id: "reconcile-output", name: "output", rows: 4, class: "mono", placeholder: '{"committed": true}' });
+    const comment = h("textarea", { id: "reconcile-comment", name: "comment", rows: 2, maxlength: 10000, placeholder: "What you checked (kept in the audit trail)" });
     const error = h("p", { class: "error", role: "alert", hidden: true });
     const form = h(
       "form",
@@ -264,6 +265,8 @@ export class StepDrawer {
       h("fieldset", { class: "outcome" }, h("legend", { text: "What happened" }), h("label", { class: "check" }, succeeded, "It succeeded"), h("label", { class: "check" }, failed, "It failed")),
       h("label", { for: "reconcile-output", text: "Output (JSON, when it succeeded)" }),
       output,
+      h("label", { for: "reconcile-comment", text: "Comment" }),
+      comment,
       error,
       h("div", { class: "buttons" }, h("button", { type: "submit", text: "Reconcile" })),
     );
@@ -281,7 +284,7 @@ export class StepDrawer {
           return;
         }
       }
-      await this.act(form, error, () => this.actions.onReconcile(this.stepId, outcome, value));
+      await this.act(form, error, () => this.actions.onReconcile(this.stepId, outcome, value, comment.value));
     });
     box.append(form);
     return box;

@@ -68,8 +68,8 @@ const drawer = new StepDrawer(document.getElementById("step-drawer"), {
   onApprove: (id, comment, previewHash) =>
     act(() => api.post(`runs/${state.runId}/steps/${id}/approve`, { comment, preview_hash: previewHash }), (answer) => approvedWords(id, answer)),
   onReject: (id, comment) => act(() => api.post(`runs/${state.runId}/steps/${id}/reject`, { comment }), `Rejected ${id}`),
-  onReconcile: (id, status, output) =>
-    act(() => api.post(`runs/${state.runId}/steps/${id}/reconcile`, { status, output }), `Reconciled ${id}`),
+  onReconcile: (id, status, output, comment) =>
+    act(() => api.post(`runs/${state.runId}/steps/${id}/reconcile`, { status, output, comment }), `Reconciled ${id}`),
   // The step shows another preview than the page did: fetch the events it missed.
   onStale: () => catchUp().catch(() => toast("Could not load the new preview: reload the page.", { kind: "error" })),
   onRerun: rerunDialog ? (id) => rerunDialog.open(state, [id]) : null,
