@@ -221,6 +221,11 @@ def test_an_operator_follows_a_run_through_two_replans(page, people):
     expect(panel).to_contain_text("The score is a percentage: the check assumed a 0-10 scale")
     expect(panel.locator(".kept-list > li")).to_have_count(2)
     expect(page.locator("#replan-2")).to_be_hidden()
+    # Each step's tag says its fate and which version's step is shown: the failed step
+    # failed in v1, though the list shows it as v2 wrote it.
+    marks = "#step-table .step-entry[data-step='{}'] .step-mark"
+    expect(page.locator(marks.format("score"))).to_have_text("failed in v1 · as written in v2")
+    expect(page.locator(marks.format("fetch"))).to_have_text("kept its result · as written in v2")
     shoot(page, "2-replan-1")
     shoot_page(page, "2-replan-1-whole")
 

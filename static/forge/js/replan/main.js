@@ -75,11 +75,19 @@ function showSteps(replan, oldDoc, newDoc) {
     const step = findStep(version === replan.to ? newDoc : oldDoc, id);
     if (!step) continue;
     const key = String(version);
-    const fate = info.fate === "kept" && !replan.resume ? "keeps its result if unchanged" : FATE_WORDS[info.fate];
-    items.push({ step, pauses: data.pauses[key], resolved: (data.resolved[key] || {})[id], mark: { kind: info.fate, text: `${fate} · v${version}` } });
+    items.push({ step, pauses: data.pauses[key], resolved: (data.resolved[key] || {})[id], mark: { kind: info.fate, text: markText(replan, info, version) } });
   }
   table.highlight(null);
   table.show(items);
+}
+
+// A step's tag in the list: its fate, the version it failed in for the failed one (not
+// the version shown, which may be the new one), and which version's step is shown when
+// the replan has two.
+function markText(replan, info, version) {
+  let fate = info.fate === "kept" && !replan.resume ? "keeps its result if unchanged" : FATE_WORDS[info.fate];
+  if (info.fate === "failed") fate = `failed in v${replan.from}`;
+  return replan.to ? `${fate} · as written in v${version}` : fate;
 }
 
 function showStep(id, { focus = false } = {}) {
