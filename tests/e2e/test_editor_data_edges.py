@@ -54,9 +54,9 @@ EDGE = """(id) => {
 }"""
 
 
-def _open(page, people):
+def _open(page, people, plan=PLAN):
     ada = people.make("ada", "author")
-    version = services.create_plan(ada, "Release notes", from_data(PLAN))
+    version = services.create_plan(ada, "Release notes", from_data(plan))
     people.login(page, ada)
     page.goto(f"/plans/{version.plan_id}/edit/")
     wait_ready(page)
@@ -118,11 +118,7 @@ DRAWN = """() => window.forge.editor.cy.edges('.data-edge').map((edge) => {
 def test_a_diagonal_data_edge_between_adjacent_steps_is_drawn(page, people):
     # Cytoscape does not draw an edge whose control point falls inside a step it joins
     # (its endpoint there is NaN): the stylesheet's bow did that to this edge.
-    ada = people.make("ada", "author")
-    version = services.create_plan(ada, "Release notes", from_data(DIAMOND))
-    people.login(page, ada)
-    page.goto(f"/plans/{version.plan_id}/edit/")
-    wait_ready(page)
+    _open(page, people, DIAMOND)
     settle(page)
 
     assert page.evaluate(DRAWN) == [["data:read>publish", True]]
