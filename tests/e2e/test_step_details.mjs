@@ -190,3 +190,15 @@ test("a node's label wraps a long description instead of cutting it at 30 charac
   assert.ok(cut.label.split("\n")[4].endsWith("…"));
   assert.ok(cut.title.includes(long));
 });
+
+test("a text of several lines is shown as it reads, with how many lines it has", () => {
+  const step = { id: "notes", tool: "file_write", args: { path: "NOTES.md", content: "# 2.4\n\nfix: a\nfeat: b\n", title: "one\ntwo" } };
+  const details = stepDetails(step);
+  const content = arg(details, "content");
+  assert.equal(content.shown, "# 2.4\n\nfix: a\nfeat: b\n");
+  assert.equal(content.text, true);
+  assert.equal(content.note, "text of 4 lines, shown as it reads; it ends with a line break");
+  assert.equal(arg(details, "title").note, "text of 2 lines, shown as it reads");
+  // A one-line string stays JSON, quoted: "42" and 42 read apart.
+  assert.equal(arg(details, "path").shown, '"NOTES.md"');
+});

@@ -28,7 +28,7 @@ READ = {
     "id": "read",
     "description": LONG,
     "tool": "echo",
-    "args": {"content": "Fixed the login page"},
+    "args": {"content": "Fixed the login page\nSped up the search"},
     "done_when": {"required_keys": ["content"], "checks": ["length(content) > `0`"]},
     "timeout_s": 15,
     "rollback_hint": "nothing to undo: it only reads",
@@ -119,6 +119,10 @@ def test_the_version_page_shows_every_steps_details_beside_the_graph(page, peopl
     table = page.locator("#step-table")
     expect(table.locator(".step-entry")).to_have_count(3)
     expect_every_step_readable(table)
+    # A text of several lines reads as text, with how many lines it has.
+    text = field(table, "read", "args").locator(".step-arg[data-arg='content']")
+    expect(text.locator("pre.arg-shown.text")).to_have_text(READ["args"]["content"])
+    expect(text).to_contain_text("text of 2 lines, shown as it reads")
     # Without a run, a value from another step is said to come from it at run time.
     expect(
         field(table, "publish", "args").locator(".arg-value[data-state=runtime]")
@@ -201,7 +205,7 @@ def test_the_queue_card_shows_every_steps_details_without_opening_anything(page,
     content = field(step_table, "publish", "args").locator(".step-arg[data-arg='content']")
     expect(content.locator(".arg-raw")).to_contain_text('"$from": "read", "path": "content"')
     expect(content.locator(".arg-value[data-state=known]")).to_contain_text(
-        '"# 2.4\\n\\nFixed the login page"'
+        '"# 2.4\\n\\nFixed the login page\\nSped up the search"'
     )
     expect(field(step_table, "publish", "rollback_hint")).to_have_text("git checkout NOTES.md")
     step_card.scroll_into_view_if_needed()

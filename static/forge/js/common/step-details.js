@@ -23,7 +23,7 @@ function argumentItem(arg) {
     "li",
     { class: "step-arg", dataset: { arg: arg.name } },
     h("div", { class: "arg-head" }, h("code", { class: "arg-name" }, arg.name), arg.operator ? h("span", { class: "tag operator" }, `$${arg.operator}`) : null),
-    h("pre", { class: "arg-shown" }, arg.shown),
+    h("pre", { class: arg.text ? "arg-shown text" : "arg-shown" }, arg.shown),
   );
   if (arg.refs.length) item.append(h("ul", { class: "arg-refs small" }, arg.refs.map(refLine)));
   if (arg.raw) item.append(h("div", { class: "arg-raw small" }, h("span", { class: "muted" }, "as written: "), h("code", {}, arg.raw)));

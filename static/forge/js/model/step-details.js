@@ -94,10 +94,23 @@ function valueOf(name, refs, resolved) {
   return { state: "unknown", text: `not known: this run has no value from ${stepsText(refs)} yet` };
 }
 
+// A text of several lines (a file's content, a message's body) as it reads, not as one
+// JSON string of "\n"s; the note says how many lines and whether a line break ends it,
+// which the text alone would not show.
+function textNote(text) {
+  const breaks = text.split("\n").length - 1;
+  const ends = text.endsWith("\n");
+  const lines = ends ? breaks : breaks + 1;
+  return `text of ${lines} line${lines === 1 ? "" : "s"}, shown as it reads${ends ? "; it ends with a line break" : ""}`;
+}
+
 // [{name, operator, shown, raw, refs, value, note}] for each argument of a tool step.
 export function argumentRows(step, resolved) {
   const args = isObject(step.args) ? step.args : {};
   return Object.entries(args).map(([name, value]) => {
+    if (typeof value === "string" && value.includes("\n")) {
+      return { name, operator: null, shown: value, raw: null, refs: [], value: null, text: true, note: textNote(value) };
+    }
     const { refs, literal, shown, operators } = readArgument(name, value);
     const row = { name, operator: operatorOf(value), shown, raw: operators ? oneLine(value) : null, refs, value: valueOf(name, refs, resolved) };
     if (literal) row.note = "a $literal: the value exactly as written, no reference read in it";
