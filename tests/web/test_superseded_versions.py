@@ -288,6 +288,20 @@ def test_the_history_shows_which_version_superseded_which(author, viewer, client
     assert f'href="/plans/{v1.plan_id}/versions/2/"' in row
 
 
+def test_the_history_says_which_versions_are_replans_and_why(author, viewer, client):
+    v1 = plan_services.create_plan(author, "Board review", document(1))
+    plan_services.create_version(
+        v1.plan, author, document(2), note="raise the cap", replan_reason="the quota ran out"
+    )
+    client.force_login(viewer)
+
+    body = client.get(f"/plans/{v1.plan_id}/versions/").content.decode()
+
+    rows = dict(re.findall(r'<tr data-version="(\d+)">(.*?)</tr>', body, re.DOTALL))
+    assert "replan: the quota ran out" in rows["2"]
+    assert "replan:" not in rows["1"]
+
+
 def test_new_run_never_offers_a_superseded_version_and_puts_the_newest_approved_first(
     author, approver, make_user, operator, client
 ):
