@@ -51,6 +51,11 @@ class User(AbstractUser):
             raise ValueError(f"unknown permission {permission!r}")
         return permission in self.permissions()
 
+    def refusal(self, permission: str) -> str:
+        """Why this user may not do what ``permission`` allows: the roles that grant it.
+        (Apps that may not import accounts, such as audit, ask the user.)"""
+        return role_names.refusal(permission)
+
     def team_names(self) -> tuple[str, ...]:
         """The teams (``auth.Group``s, ``accounts.teams``) this user is in, sorted; read
         once per user object."""

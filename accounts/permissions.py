@@ -27,7 +27,7 @@ from ninja.operation import Operation
 from ninja.utils import contribute_operation_callback
 
 from accounts.auth import NotAuthenticated
-from accounts.roles import ALL_PERMISSIONS, ROLES
+from accounts.roles import ALL_PERMISSIONS, ROLES, refusal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,7 +47,8 @@ def ensure_permission(user: Any, permission: str) -> None:
     if not getattr(user, "is_authenticated", False):
         raise NotAuthenticated()
     if not user.can(permission):
-        raise PermissionDenied(f"This needs the {permission} permission")
+        raise PermissionDenied(refusal(permission))
+
 
 
 def require_role(*roles: str) -> Callable[[F], F]:

@@ -79,6 +79,20 @@ def permissions_for(roles: Iterable[str]) -> frozenset[str]:
     return frozenset().union(*(PERMISSIONS[role] for role in effective_roles(roles)))
 
 
+def roles_granting(permission: str) -> tuple[str, ...]:
+    """The roles whose holders have ``permission``, in ``ROLES`` order."""
+    return tuple(role for role in ROLES if permission in permissions_for([role]))
+
+
+def refusal(permission: str) -> str:
+    """What a refusal for want of ``permission`` says: the roles to ask an admin for."""
+    granting = roles_granting(permission)
+    if len(granting) == 1:
+        return f"This needs the {permission} permission, which the {granting[0]} role grants"
+    which = f"{', '.join(granting[:-1])} and {granting[-1]}"
+    return f"This needs the {permission} permission, which the {which} roles grant"
+
+
 def validate_roles(roles: Iterable[str]) -> tuple[str, ...]:
     """Return ``roles`` sorted and deduplicated; raise ValueError naming an unknown role."""
     cleaned = sorted(set(roles))

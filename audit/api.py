@@ -38,7 +38,7 @@ def _ensure(request: HttpRequest, permission: str) -> None:
     # audit may not import accounts (sibling floors), so it asks the user model itself:
     # settings.AUTH_USER_MODEL provides can(permission), see accounts.roles.
     if not request.auth.can(permission):  # type: ignore[attr-defined]
-        raise PermissionDenied(f"This needs the {permission} permission")
+        raise PermissionDenied(request.auth.refusal(permission))  # type: ignore[union-attr]
 
 
 def _ensure_reader(request: HttpRequest) -> None:

@@ -46,7 +46,7 @@ LOGIN_ACTIONS = ("user.logged_in", "user.logged_out")
 
 def _ensure(request: HttpRequest, permission: str) -> None:
     if not request.user.can(permission):  # type: ignore[union-attr]
-        raise PermissionDenied(f"This needs the {permission} permission")
+        raise PermissionDenied(request.user.refusal(permission))  # type: ignore[union-attr]
 
 
 def _ensure_reader(request: HttpRequest) -> None:

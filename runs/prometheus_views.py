@@ -15,6 +15,8 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from accounts.models import ApiToken
 from runs.prometheus import REGISTRY
 
+PERMISSION = "metrics.view"
+
 
 @login_not_required
 @require_GET
@@ -28,9 +30,8 @@ def prometheus_metrics(request: HttpRequest) -> HttpResponse:
         )
         refused["WWW-Authenticate"] = 'Bearer realm="forge"'
         return refused
-    if not token.user.can("metrics.view"):
+    if not token.user.can(PERMISSION):
         return JsonResponse(
-            {"detail": "This needs the metrics.view permission", "code": "permission_denied"},
-            status=403,
+            {"detail": token.user.refusal(PERMISSION), "code": "permission_denied"}, status=403
         )
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -13,6 +13,7 @@ from ninja.errors import ValidationError
 
 from accounts import tokens as token_format
 from accounts.models import ApiToken
+from accounts.roles import refusal
 from forge.errors import ForgeError, PlanDocumentError
 from forge_web import api as api_module
 
@@ -344,7 +345,7 @@ def test_a_user_without_roles_may_call_me_but_not_read_the_audit(api_client, str
     assert me.json()["permissions"] == []
     assert audit.status_code == 403
     assert audit.json() == {
-        "detail": "This needs the audit.view permission",
+        "detail": refusal("audit.view"),
         "code": "permission_denied",
     }
 

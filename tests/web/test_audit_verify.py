@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from accounts.roles import refusal
 from audit import chain, services, walk_lock
 from audit.models import ChainCheckpoint, WalkLock
 from audit.services import record
@@ -84,7 +85,7 @@ def test_walking_the_chain_needs_an_operator_auditor_or_admin(api_client, make_u
 
     assert response.status_code == 403
     assert response.json() == {
-        "detail": "This needs the audit.verify permission",
+        "detail": refusal("audit.verify"),
         "code": "permission_denied",
     }
     assert ChainCheckpoint.objects.count() == 0

@@ -12,6 +12,7 @@ import pytest
 from django.core.asgi import get_asgi_application
 from mcp import MCPError
 
+from accounts.roles import refusal
 from forge.version import forge_version
 from forge_web.mcp import McpEndpoint
 from plans import compilation
@@ -125,11 +126,11 @@ def test_an_auditor_who_may_not_read_tools_is_refused_the_list(servers, make_use
 
     refused = conversation(token_for(auditor), talk, path="/mcp/gateway")
 
-    assert refused.message == "This needs the tool.view permission"
+    assert refused.message == refusal("tool.view")
     assert refused.data == {
         "status": 403,
         "code": "permission_denied",
-        "detail": "This needs the tool.view permission",
+        "detail": refusal("tool.view"),
     }
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from accounts.roles import refusal
 from audit.services import LoadedEvent, bulk_load_chain
 from runs import metrics, metrics_charts
 from runs.models import Run, RunEvent, StepApproval, StepRun
@@ -249,7 +250,7 @@ def test_the_api_needs_credentials_and_the_metrics_view_permission(
     response = api_client(stranger).get("/api/v1/metrics")
     assert response.status_code == 403
     assert response.json() == {
-        "detail": "This needs the metrics.view permission",
+        "detail": refusal("metrics.view"),
         "code": "permission_denied",
     }
 

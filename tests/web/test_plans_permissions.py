@@ -85,7 +85,7 @@ def test_a_viewer_cannot_import_a_plan(api_client, viewer, plan_document):
 
     assert response.status_code == 403
     assert response.json() == {
-        "detail": "This needs the plan.create permission",
+        "detail": "This needs the plan.create permission, which the author and admin roles grant",
         "code": "permission_denied",
     }
     assert Plan.objects.count() == 0
@@ -182,3 +182,17 @@ def test_an_anonymous_write_is_a_401_not_a_csrf_403(anonymous_client, plan_docum
     )
 
     assert response.status_code == 401
+
+
+def test_a_page_refused_says_which_roles_grant_it_and_which_the_user_has(auditor, client):
+    client.force_login(auditor)
+
+    response = client.get("/plans/")
+
+    assert response.status_code == 403
+    body = response.content.decode()
+    assert (
+        "This needs the plan.view permission, which the viewer, author, approver, operator "
+        "and admin roles grant"
+    ) in body
+    assert f"signed in as <strong>{auditor.username}</strong>, with the role auditor." in body

@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from accounts.roles import refusal
 from runs import services as run_services
 from runs.models import RunEvent, StepRun
 
@@ -61,7 +62,7 @@ def test_a_scrape_needs_a_bearer_token_of_someone_who_may_read_metrics(
     forbidden = api_client(stranger).get(URL)
     assert forbidden.status_code == 403
     assert forbidden.json() == {
-        "detail": "This needs the metrics.view permission",
+        "detail": refusal("metrics.view"),
         "code": "permission_denied",
     }
     assert api_client(auditor).get(URL).status_code == 200

@@ -168,7 +168,7 @@ def test_require_permission_checks_the_permission(operator, viewer):
 
     assert client.get("/start", user=operator).status_code == 200
     assert client.get("/start", user=viewer).json() == {
-        "detail": "This needs the run.start permission",
+        "detail": "This needs the run.start permission, which the operator and admin roles grant",
         "code": "permission_denied",
     }
 
@@ -223,3 +223,15 @@ def test_a_role_refusal_on_a_page_renders_the_403_page(viewer):
     assert response.status_code == 403
     assert b"This needs the operator role" in response.content
     assert b"Log out" in response.content  # the site's own page, not Django's bare one
+
+
+def test_a_refusal_names_the_roles_that_grant_the_permission():
+    assert roles.refusal("tool.manage") == (
+        "This needs the tool.manage permission, which the admin role grants"
+    )
+    assert roles.refusal("run.start") == (
+        "This needs the run.start permission, which the operator and admin roles grant"
+    )
+    assert roles.refusal("audit.verify") == (
+        "This needs the audit.verify permission, which the operator, admin and auditor roles grant"
+    )
