@@ -6,10 +6,14 @@ rules is judged again when a run starts and says what it now lacks."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from accounts import teams
 from audit.models import AuditEvent
+from forge.rules import read_rules
 from plans import rules_changes, services
 from plans.models import Approval, RulesVersion
 from plans.rules import current_rules, rules_in_force
@@ -161,3 +165,16 @@ def test_the_rules_page_refuses_a_bad_text_naming_the_line_and_field(client, adm
     assert 'data-line="2" data-field="rulez"' in page
     assert "unknown key &#x27;rulez&#x27;" in page
     assert not RulesVersion.objects.exists()
+
+
+def test_the_rules_page_shows_how_rules_are_written_with_an_example_that_reads(client, admin):
+    teams.create_team("finance", actor="root")
+    client.force_login(admin)
+
+    page = client.get("/plans/rules/").content.decode()
+
+    example = re.search(r'<code id="rules-example">(.*?)</code>', page, re.DOTALL).group(1)
+    # The example is a rules document the reader takes as it stands (the page's team exists).
+    ruleset = read_rules(html.unescape(example), teams={"finance"})
+    assert [rule.id for rule in ruleset.rules] == ["payments", "production"]
+    assert client.post("/plans/rules/", {"text": html.unescape(example)}).status_code == 302
