@@ -65,10 +65,24 @@ def teams_page(request: HttpRequest) -> HttpResponse:
         if status == 200:
             return redirect("teams")
     groups = Group.objects.order_by("name").prefetch_related("user_set")
+    # A refused change shows again as it was typed: the new team's name and members, or
+    # the members typed for one team.
+    typed = request.POST if status != 200 else {}
     listed = [
-        {"name": g.name, "members": sorted(u.username for u in g.user_set.all())} for g in groups
+        {
+            "name": g.name,
+            "members": (
+                typed.get("members", "")
+                if typed.get("action") == "members" and typed.get("name") == g.name
+                else " ".join(sorted(u.username for u in g.user_set.all()))
+            ),
+        }
+        for g in groups
     ]
-    return render(request, "accounts/teams.html", {"teams": listed}, status=status)
+    created = typed if typed.get("action") == "create" else {}
+    context = {"teams": listed, "new": {"name": created.get("name", ""),
+                                         "members": created.get("members", "")}}  # fmt: skip
+    return render(request, "accounts/teams.html", context, status=status)
 
 
 def _change_team(request: HttpRequest) -> int:

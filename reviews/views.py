@@ -256,6 +256,11 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
     ensure_permission(request.user, "notification.manage")
     if request.method == "POST":
         return _webhook_action(request)
+    return _webhooks(request)
+
+
+def _webhooks(request: HttpRequest, *, typed: dict[str, Any] | None = None) -> HttpResponse:
+    """The page; ``typed``: a new webhook's fields as sent, kept after a refusal (400)."""
     hooks = list(Webhook.objects.all())
     deliveries = list(WebhookDelivery.objects.select_related("webhook")[:100])
     context = {
@@ -265,8 +270,9 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
         "formats": WebhookFormat.choices,
         "allowed_hosts": settings.FORGE_WEBHOOK_ALLOWED_HOSTS,
         "attempts": settings.FORGE_WEBHOOK_ATTEMPTS,
+        "typed": typed or {"name": "", "url": "", "kinds": [], "format": "forge"},
     }
-    return render(request, "review/webhooks.html", context)
+    return render(request, "review/webhooks.html", context, status=400 if typed else 200)
 
 
 def _webhook_action(request: HttpRequest) -> HttpResponse:
@@ -302,4 +308,8 @@ def _webhook_action(request: HttpRequest) -> HttpResponse:
                 messages.error(request, f"Unknown action {action!r}.")
     except ForgeError as error:
         messages.error(request, f"{error.message} ({error.code})")
+        if action == "create":  # the page again, with what was typed
+            fields = ("name", "url", "format")
+            typed = {field: request.POST.get(field, "") for field in fields}
+            return _webhooks(request, typed={**typed, "kinds": request.POST.getlist("kinds")})
     return redirect("review:webhooks")

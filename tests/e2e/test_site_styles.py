@@ -48,3 +48,20 @@ def test_buttons_and_fields_look_the_same_on_pages_without_a_stylesheet_of_their
         box = page.locator(field).bounding_box()
         assert box and box["width"] > 200, (path, box)
         assert _style(page.locator(field), "border-top-color") == "rgb(200, 205, 214)"
+
+
+def test_an_error_message_is_drawn_as_an_error_on_every_page(page, people):
+    # The webhooks page refuses a host not on FORGE_WEBHOOK_ALLOWED_HOSTS (none is here);
+    # the message's colours were in the audit page's stylesheet alone, so it showed red
+    # words on the green of a success.
+    people.login(page, people.make("root", "admin"))
+    page.goto("/inbox/webhooks/")
+    page.fill("input[name=url]", "https://hooks.example.com/forge")
+    page.get_by_role("button", name="Save webhook").click()
+
+    message = page.locator(".message.error")
+    expect(message).to_contain_text("webhook_host_not_allowed")
+    assert _style(message, "background-color") == "rgb(254, 243, 242)"
+    assert _style(message, "color") == "rgb(180, 35, 24)"
+    expect(page.locator("input[name=url]")).to_have_value("https://hooks.example.com/forge")
+    shoot(page, "error-message")

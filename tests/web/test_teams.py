@@ -125,6 +125,27 @@ def test_the_teams_page_refuses_an_unknown_member_and_says_why(client, admin):
     assert response.status_code == 400
     assert "no user named nobody" in response.content.decode()
     assert not Group.objects.exists()
+    # What was typed is still there, to be mended rather than typed again.
+    assert 'id="team-name" name="name" required maxlength="150" value="finance"' in (
+        response.content.decode()
+    )
+    assert 'value="nobody"' in response.content.decode()
+
+
+def test_members_the_page_refuses_stay_as_typed_for_that_team_only(client, admin, approver):
+    client.force_login(admin)
+    client.post("/accounts/teams/", {"action": "create", "name": "finance", "members": "approver"})
+    client.post("/accounts/teams/", {"action": "create", "name": "leads", "members": "approver"})
+
+    response = client.post(
+        "/accounts/teams/", {"action": "members", "name": "finance", "members": "approver ghost"}
+    )
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'value="approver ghost" aria-label="Members of finance"' in page
+    assert 'value="approver" aria-label="Members of leads"' in page
+    assert 'id="team-name" name="name" required maxlength="150" value=""' in page
 
 
 def test_the_teams_page_is_for_admins(client, approver):

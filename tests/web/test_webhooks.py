@@ -318,3 +318,23 @@ def test_the_attempts_the_wait_and_the_allow_lists_are_checked_settings(
     monkeypatch.setenv(variable, value)
     with pytest.raises(ImproperlyConfigured, match=f"{variable} {problem}"):
         runpy.run_path(str(Path(django_settings.BASE_DIR) / "forge_web" / "settings.py"))
+
+
+def test_a_webhook_the_page_refuses_keeps_what_was_typed_and_says_why(client, admin):
+    client.force_login(admin)
+
+    response = client.post(
+        "/inbox/webhooks/",
+        {"action": "create", "name": "team chat", "url": "https://hooks.example.com/forge",
+         "format": "slack", "kinds": ["run_failed", "step_waiting"]},
+    )  # fmt: skip
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert '<li class="message error">' in page
+    assert "is not on FORGE_WEBHOOK_ALLOWED_HOSTS (webhook_host_not_allowed)" in page
+    assert 'name="name" maxlength="100" value="team chat"' in page
+    assert 'value="https://hooks.example.com/forge"' in page
+    assert '<option value="slack" selected>' in page
+    assert 'value="run_failed" checked' in page and 'value="step_waiting" checked' in page
+    assert 'value="run_needs_replan" checked' not in page
