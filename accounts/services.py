@@ -11,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
@@ -48,13 +49,15 @@ def save_user(
     actor: str,
     roles: list[str] | None = None,
     password: str | None = None,
+    email: str | None = None,
 ) -> tuple[User, bool]:
     """Create ``username`` or update it; return (user, created).
 
     ``roles`` replaces the held roles when given (None keeps them); ``password`` sets the
-    password when given. A new user without a password cannot log in with one (API
-    tokens only). Raises ValueError for an unknown role, Django's ValidationError for a
-    bad username or a password the validators refuse.
+    password when given; ``email`` sets the address notifications are e-mailed to ("" to
+    remove it). A new user without a password cannot log in with one (API tokens only).
+    Raises ValueError for an unknown role, Django's ValidationError for a bad username, a
+    password the validators refuse or an address that is not one.
     """
     cleaned = list(validate_roles(roles)) if roles is not None else None
     with transaction.atomic():
@@ -72,6 +75,11 @@ def save_user(
             validate_password(password, user)
             user.set_password(password)
             changed.append("password")
+        if email is not None and email.strip() != user.email:
+            if email.strip():
+                validate_email(email.strip())
+            user.email = email.strip()
+            changed.append("email")
         if created or changed:
             user.save()
             _announce(

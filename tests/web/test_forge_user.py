@@ -148,3 +148,24 @@ def test_a_bad_team_name_is_refused_and_nothing_is_saved():
         forge_user("carol", "--team", "fin ance")
 
     assert not User.objects.filter(username="carol").exists()
+
+
+def test_email_sets_the_address_notifications_go_to_and_is_audited(author):
+    forge_user(author.username, "--email", " ada@example.com ")
+
+    author.refresh_from_db()
+    assert author.email == "ada@example.com"
+    event = AuditEvent.objects.filter(action="user.updated").latest("seq")
+    assert event.payload["changed"] == ["email"]
+
+    forge_user(author.username, "--email", "")
+    author.refresh_from_db()
+    assert author.email == ""
+
+
+def test_an_address_that_is_not_one_is_refused_and_nothing_is_saved(author):
+    with pytest.raises(CommandError, match="valid email"):
+        forge_user(author.username, "--email", "not an address", "--role", "admin")
+
+    author.refresh_from_db()
+    assert (author.email, author.roles) == ("", ["author"])

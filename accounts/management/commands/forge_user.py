@@ -2,6 +2,7 @@
 
     python manage.py forge_user ci-bot --role operator --token
     python manage.py forge_user carol --role approver --team finance --team leads
+    python manage.py forge_user carol --email carol@example.com
 
 ``--team`` adds the user to a team (repeat for several), creating the team when it does
 not exist yet; the user's other teams are kept.
@@ -45,6 +46,10 @@ class Command(BaseCommand):
             help="a team to join (repeat for several); created when it does not exist",
         )
         parser.add_argument("--password", help="set this password (else: unchanged or none)")
+        parser.add_argument(
+            "--email",
+            help="the address the user's notifications are e-mailed to ('' removes it)",
+        )
         parser.add_argument("--token", action="store_true", help="print a new API token")
         parser.add_argument("--token-name", default="forge_user", help="name of that token")
 
@@ -56,6 +61,7 @@ class Command(BaseCommand):
                     actor=ACTOR,
                     roles=options["roles"],
                     password=options["password"],
+                    email=options["email"],
                 )
                 created_teams = teams.join_teams(user, options["teams"], actor=ACTOR)
                 value = None
