@@ -50,12 +50,15 @@ def save_user(
     roles: list[str] | None = None,
     password: str | None = None,
     email: str | None = None,
+    active: bool | None = None,
 ) -> tuple[User, bool]:
     """Create ``username`` or update it; return (user, created).
 
     ``roles`` replaces the held roles when given (None keeps them); ``password`` sets the
     password when given; ``email`` sets the address notifications are e-mailed to ("" to
-    remove it). A new user without a password cannot log in with one (API tokens only).
+    remove it); ``active=False`` shuts the person out (sign-in, sessions, tokens and open
+    sockets refuse them; their history stays), ``True`` lets them in again. A new user
+    without a password cannot log in with one (API tokens only).
     Raises ValueError for an unknown role, Django's ValidationError for a bad username, a
     password the validators refuse or an address that is not one.
     """
@@ -80,6 +83,9 @@ def save_user(
                 validate_email(email.strip())
             user.email = email.strip()
             changed.append("email")
+        if active is not None and active != user.is_active:
+            user.is_active = active
+            changed.append("active")
         if created or changed:
             user.save()
             _announce(
@@ -87,7 +93,8 @@ def save_user(
                 "user.created" if created else "user.updated",
                 "user",
                 user.pk,
-                {"username": user.username, "roles": list(user.roles), "changed": changed},
+                {"username": user.username, "roles": list(user.roles), "changed": changed,
+                 **({"active": user.is_active} if "active" in changed else {})},
             )
     return user, created
 

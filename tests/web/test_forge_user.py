@@ -169,3 +169,32 @@ def test_an_address_that_is_not_one_is_refused_and_nothing_is_saved(author):
 
     author.refresh_from_db()
     assert (author.email, author.roles) == ("", ["author"])
+
+
+def test_deactivate_shuts_a_person_out_and_activate_lets_them_in_again(author):
+    author.set_password("correct-horse-battery-staple")
+    author.save()
+    value = forge_user(author.username, "--token")[0].strip()
+    login = {"username": author.username, "password": "correct-horse-battery-staple"}
+
+    _, err = forge_user(author.username, "--deactivate")
+
+    assert err == f"updated user {author.username} (author; deactivated)\n"
+    assert Client().post("/accounts/login/", login).status_code == 200  # the form again
+    me = Client().get("/api/v1/me", headers={"authorization": f"Bearer {value}"})
+    assert me.status_code == 401
+    event = AuditEvent.objects.filter(action="user.updated").latest("seq")
+    assert (event.payload["changed"], event.payload["active"]) == (["active"], False)
+
+    forge_user(author.username, "--activate")
+
+    assert Client().post("/accounts/login/", login).status_code == 302
+    me = Client().get("/api/v1/me", headers={"authorization": f"Bearer {value}"})
+    assert me.status_code == 200
+
+
+def test_an_update_without_activate_or_deactivate_leaves_access_alone(author):
+    forge_user(author.username, "--role", "approver")
+
+    author.refresh_from_db()
+    assert author.is_active is True

@@ -3,6 +3,7 @@
     python manage.py forge_user ci-bot --role operator --token
     python manage.py forge_user carol --role approver --team finance --team leads
     python manage.py forge_user carol --email carol@example.com
+    python manage.py forge_user carol --deactivate     # --activate lets her in again
 
 ``--team`` adds the user to a team (repeat for several), creating the team when it does
 not exist yet; the user's other teams are kept.
@@ -50,6 +51,17 @@ class Command(BaseCommand):
             "--email",
             help="the address the user's notifications are e-mailed to ('' removes it)",
         )
+        access = parser.add_mutually_exclusive_group()
+        access.add_argument(
+            "--deactivate",
+            dest="active",
+            action="store_false",
+            default=None,
+            help="shut the person out: sign-in, sessions, tokens and open sockets refuse them",
+        )
+        access.add_argument(
+            "--activate", dest="active", action="store_true", default=None, help="let them in again"
+        )
         parser.add_argument("--token", action="store_true", help="print a new API token")
         parser.add_argument("--token-name", default="forge_user", help="name of that token")
 
@@ -62,6 +74,7 @@ class Command(BaseCommand):
                     roles=options["roles"],
                     password=options["password"],
                     email=options["email"],
+                    active=options["active"],
                 )
                 created_teams = teams.join_teams(user, options["teams"], actor=ACTOR)
                 value = None
@@ -72,6 +85,8 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         roles = ", ".join(user.roles) or "no roles"
+        if not user.is_active:
+            roles += "; deactivated"
         for team in created_teams:
             self.stderr.write(f"created team {team}")
         in_teams = teams.teams_of(user)
