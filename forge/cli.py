@@ -1,4 +1,4 @@
-"""The ``forge`` command: compile, export and run plan documents without a server.
+"""The ``forge`` command: compile, export, diff and run plan documents without a server.
 
 Exit codes: 0 clean (or warnings only; for ``run``: the run succeeded), 1 the plan has
 errors (or the run failed, ran out of budget or was cancelled), 2 the input could not be
@@ -131,6 +131,21 @@ def _parser() -> argparse.ArgumentParser:
         help="the format to print (dot: Graphviz)",
     )
     export.set_defaults(handler=_export)
+
+    diff = commands.add_parser(
+        "diff",
+        help="say what changed between two versions of a plan, as the review card does",
+        description="What changed from OLD to FILE: plan fields, then steps added, removed "
+        "and changed (each field down to the part that changed), then dependencies.",
+    )
+    diff.add_argument("old", help="the earlier version (JSON, YAML or Mermaid)")
+    _add_input_arguments(diff)
+    diff.add_argument(
+        "--json",
+        action="store_true",
+        help="print the diff as GET /api/v1/plans/{id}/diff answers it (without plan, from, to)",
+    )
+    diff.set_defaults(handler=_diff)
 
     run = commands.add_parser("run", help="run a plan locally with the real executor")
     _add_input_arguments(run)
@@ -800,6 +815,29 @@ def _export(args: argparse.Namespace) -> int:
     document = read_document(args)
     _mcp_servers(args)  # the same options work for every command; a bad file is said so
     sys.stdout.write(dump_plan(document, args.to))
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """Exit 0 whether or not the versions differ (1 means errors here, as for compile)."""
+    import json
+
+    from forge.plan import diff_plans
+    from forge.plan.diff_text import change_lines
+
+    old = read_document(argparse.Namespace(**{**vars(args), "file": args.old}))
+    data = diff_plans(old, read_document(args)).to_data()
+    if args.json:
+        print(json.dumps(data, indent=2 if sys.stdout.isatty() else None, ensure_ascii=False))
+        return EXIT_OK
+    lines = change_lines(data)
+    if not lines:
+        print(f"{args.old} and {args.file}: the same plan")
+    for line in lines:
+        sign = {"added": "+", "removed": "-"}.get(line["kind"], "~")
+        print(f"{sign} {line['title']}{' ' + line['detail'] if line['detail'] else ''}")
+        for field in line.get("fields", []):
+            print(f"    {field}")
     return EXIT_OK
 
 

@@ -1,17 +1,14 @@
-"""What changed between two versions of a plan, as a reviewer reads it: which earlier
-version a version's review card compares it with (``Bases``: the last version an
-approver saw, and the last approved one for drift) and the diff as lines read top to
-bottom (``change_lines``). Read-only."""
+"""Which earlier version a version's review card compares it with (``Bases``: the last
+version an approver saw, and the last approved one for drift); the diff as the lines it
+shows is ``forge.plan.diff_text.change_lines``. Read-only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from forge.plan.diff_text import ARROW
 from plans.models import Approval, PlanVersion, VersionStatus
 
-__all__ = ["Bases", "bases_for", "change_lines"]
+__all__ = ["Bases", "bases_for"]
 
 
 @dataclass(frozen=True)
@@ -76,33 +73,3 @@ def bases_for(versions: list[PlanVersion]) -> dict[int, Bases]:
         pk: Bases(loaded.get(seen or 0), why, loaded.get(approved or 0))
         for pk, (seen, why, approved) in chosen.items()
     }
-
-
-def change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
-    """The diff as lines a reviewer reads top to bottom: plan fields, then steps, then
-    dependencies."""
-    lines: list[dict[str, Any]] = [
-        {
-            "kind": "changed",
-            "title": f"plan {change['field']}",
-            "detail": "",
-            "fields": change["lines"],
-            "steps": [],
-        }
-        for change in diff["plan_changes"]
-    ]
-    lines += [{"kind": "added", "title": step, "detail": "added", "steps": [step]}
-              for step in diff["added_steps"]]  # fmt: skip
-    lines += [{"kind": "removed", "title": step, "detail": "removed", "steps": [step]}
-              for step in diff["removed_steps"]]  # fmt: skip
-    for change in diff["changed_steps"]:
-        fields = [line for item in change["changes"] for line in item["lines"]]
-        lines.append(
-            {"kind": "changed", "title": change["id"], "detail": "", "fields": fields,
-             "steps": [change["id"]]}
-        )  # fmt: skip
-    lines += [{"kind": "added", "title": f"{dep}{ARROW}{step}", "detail": "dependency added",
-               "steps": [dep, step]} for dep, step in diff["added_edges"]]  # fmt: skip
-    lines += [{"kind": "removed", "title": f"{dep}{ARROW}{step}", "detail": "dependency removed",
-               "steps": [dep, step]} for dep, step in diff["removed_edges"]]  # fmt: skip
-    return lines

@@ -27,6 +27,7 @@ from django.db.models import F, QuerySet
 
 from accounts.teams import teams_of
 from forge.plan import canonical_json, diff_plans
+from forge.plan.diff_text import change_lines
 from forge.plan.drift import detect_drift
 from forge.plan.references import scan
 from forge.rules import FOUR_EYES, Judgement, RuleSet
@@ -39,7 +40,7 @@ from plans.impact import impact_changes, impact_view, version_impact, version_pa
 from plans.models import PlanVersion, VersionStatus
 from plans.rules import current_rules, judgement_view, rules_view, shown_judgement
 from reviews.budget import budget_rows
-from reviews.changes import Bases, bases_for, change_lines
+from reviews.changes import Bases, bases_for
 from reviews.step_values import argument_values, shown
 from reviews.threads import ThreadView, threads_for_many
 from runs.models import Run, RunEvent, StepRun

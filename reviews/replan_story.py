@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from forge.plan import diff_plans
+from forge.plan.diff_text import change_lines
 from forge.plan.drift import detect_drift
 from forge.runtime.events import EventType
 from plans.compilation import stored_document
 from plans.impact import version_pauses
 from plans.models import Approval, PlannerProposal, PlanVersion
 from plans.planning import proposal_data
-from reviews.changes import change_lines
 from reviews.step_values import shown
 from runs.models import Run, RunEvent, StepRun
 

@@ -16,7 +16,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Any, Final
 
-__all__ = ["ARROW", "field_lines", "short"]
+__all__ = ["ARROW", "change_lines", "field_lines", "short"]
 
 ARROW: Final = " → "
 ABSENT: Final = "—"  # a key one side lacks, or null
@@ -44,6 +44,36 @@ def field_lines(field: str, before: Any, after: Any) -> list[str]:
     if len(lines) > MOST_LINES:
         rest = len(lines) - MOST_LINES + 1
         lines = [*lines[: MOST_LINES - 1], f"{field}: {rest} more changes"]
+    return lines
+
+
+def change_lines(diff: dict[str, Any]) -> list[dict[str, Any]]:
+    """The diff as lines a reviewer reads top to bottom: plan fields, then steps, then
+    dependencies."""
+    lines: list[dict[str, Any]] = [
+        {
+            "kind": "changed",
+            "title": f"plan {change['field']}",
+            "detail": "",
+            "fields": change["lines"],
+            "steps": [],
+        }
+        for change in diff["plan_changes"]
+    ]
+    lines += [{"kind": "added", "title": step, "detail": "added", "steps": [step]}
+              for step in diff["added_steps"]]  # fmt: skip
+    lines += [{"kind": "removed", "title": step, "detail": "removed", "steps": [step]}
+              for step in diff["removed_steps"]]  # fmt: skip
+    for change in diff["changed_steps"]:
+        fields = [line for item in change["changes"] for line in item["lines"]]
+        lines.append(
+            {"kind": "changed", "title": change["id"], "detail": "", "fields": fields,
+             "steps": [change["id"]]}
+        )  # fmt: skip
+    lines += [{"kind": "added", "title": f"{dep}{ARROW}{step}", "detail": "dependency added",
+               "steps": [dep, step]} for dep, step in diff["added_edges"]]  # fmt: skip
+    lines += [{"kind": "removed", "title": f"{dep}{ARROW}{step}", "detail": "dependency removed",
+               "steps": [dep, step]} for dep, step in diff["removed_edges"]]  # fmt: skip
     return lines
 
 

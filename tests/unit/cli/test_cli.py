@@ -684,5 +684,62 @@ def test_compile_json_prints_the_same_text_to_any_stdout(encoding, tmp_path):
 def test_the_help_reads_as_plain_text():
     result = forge("--help")
     assert result.returncode == 0
-    assert "The forge command: compile, export and run plan documents" in result.stdout
+    assert "The forge command: compile, export, diff and run plan documents" in result.stdout
     assert "``" not in result.stdout
+
+
+NOTES_V2 = """
+goal: Draft the release notes for version 2.5
+deliverable: publish
+steps:
+  - {id: read, description: Read the changelog, tool: file_read, args: {path: CHANGELOG.txt}}
+  - id: publish
+    description: Publish the notes
+    depends_on: [read]
+    tool: file_write
+    args: {path: NOTES.md, content: "# 2.5\\n\\nfix: a\\n"}
+    done_when: {required_keys: [committed], checks: [committed]}
+"""
+NOTES_V3 = (
+    NOTES_V2.replace("fix: a\\n", "fix: a\\nfeat: b\\n").replace(
+        "checks: [committed]", "checks: [committed, 'length(path) > `0`']"
+    )
+    + """  - {id: announce, description: Tell the team, tool: noop, depends_on: [publish]}
+"""
+)
+
+
+def test_diff_says_what_changed_as_the_review_card_does(tmp_path):
+    old, new = write(tmp_path / "v2.yaml", NOTES_V2), write(tmp_path / "v3.yaml", NOTES_V3)
+
+    result = forge("diff", str(old), str(new))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "+ announce added",
+        "~ publish",
+        '    args.content: "# 2.5\\n\\nfix: a\\n" → "# 2.5\\n\\nfix: a\\nfeat: b\\n"',
+        "    done_when.checks: + length(path) > `0`",
+        "+ publish → announce dependency added",
+    ]
+
+
+def test_diff_of_a_plan_with_itself_says_so_and_json_gives_the_apis_diff(tmp_path):
+    old, new = write(tmp_path / "v2.yaml", NOTES_V2), write(tmp_path / "v3.yaml", NOTES_V3)
+
+    same = forge("diff", str(old), str(old))
+    data = json.loads(forge("diff", str(old), str(new), "--json").stdout)
+
+    assert (same.returncode, same.stdout) == (0, f"{old} and {old}: the same plan\n")
+    assert data["added_steps"] == ["announce"]
+    assert data["added_edges"] == [["publish", "announce"]]
+    assert data["changed_steps"][0]["changes"][1]["lines"] == [
+        "done_when.checks: + length(path) > `0`"
+    ]
+
+
+def test_diff_of_an_unreadable_file_exits_2_naming_it(tmp_path):
+    result = forge("diff", str(tmp_path / "missing.yaml"), "examples/release-notes.yaml")
+
+    assert result.returncode == 2
+    assert "cannot read" in result.stderr and "missing.yaml" in result.stderr
