@@ -175,3 +175,22 @@ def test_a_mermaid_decision_is_flagged_at_import_and_in_the_editor(page, people)
     )
     in_editor.click()
     shoot(page, "2-editor-keeps-the-warning")
+
+
+def test_the_check_says_nothing_compiles_for_an_empty_or_unreadable_paste(page, people):
+    # It used to say "No problems: the plan compiles." under "Paste or choose a plan" for
+    # blank text, and under "Cannot be read" for text no format reads.
+    people.login(page, people.make("ada", "author"))
+    page.goto("/plans/new/")
+    page.wait_for_selector("#new-plan[data-ready]")
+    summary, listed = page.locator("#check-summary"), page.locator("#problems li")
+
+    page.fill("#plan-source", "goal: [unclosed\n")
+    expect(summary).to_have_attribute("data-state", "refused")
+    expect(summary).to_contain_text("invalid YAML")
+    expect(listed).to_have_count(0)
+
+    page.fill("#plan-source", "   \n  \n")
+    expect(summary).to_have_text("Paste or choose a plan to check it.")
+    expect(summary).not_to_have_attribute("data-state", "refused")
+    expect(listed).to_have_count(0)

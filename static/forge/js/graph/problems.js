@@ -52,6 +52,13 @@ export class ProblemsPanel {
     );
   }
 
+  // Nothing to say: no plan checked yet, or one that could not be read at all (its
+  // refusal is said elsewhere): not "no problems".
+  clear() {
+    this.items = [];
+    replaceChildren(this.list);
+  }
+
   activate(item) {
     if (!item || !this.list.contains(item)) return;
     const entry = this.items[Number(item.dataset.index)];

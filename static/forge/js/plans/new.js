@@ -91,7 +91,8 @@ const check = debounce(async () => {
   name.placeholder = goal ? `${goal.slice(0, 120)}` : "Taken from the plan's goal when left empty";
   if (!text.trim()) {
     summary.textContent = "Paste or choose a plan to check it.";
-    problems.show([]);
+    delete summary.dataset.state;
+    problems.clear();
     return;
   }
   summary.textContent = "Checking…";
@@ -111,7 +112,7 @@ const check = debounce(async () => {
     if (mine !== sequence) return;
     summary.dataset.state = "refused";
     summary.textContent = error instanceof ApiError ? `Cannot be read: ${error.message}` : "The server did not answer.";
-    problems.show([]);
+    problems.clear();
   }
 }, 400);
 source.addEventListener("input", () => check());
