@@ -48,6 +48,8 @@ def test_buttons_and_fields_look_the_same_on_pages_without_a_stylesheet_of_their
         box = page.locator(field).bounding_box()
         assert box and box["width"] > 200, (path, box)
         assert _style(page.locator(field), "border-top-color") == "rgb(200, 205, 214)"
+    # The teams table's column heads as on the plan and run lists.
+    assert _style(page.locator("#teams thead th").first, "text-transform") == "uppercase"
 
 
 def test_an_error_message_is_drawn_as_an_error_on_every_page(page, people):
