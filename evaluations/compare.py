@@ -3,8 +3,8 @@ each pair marked with which side did better. Pure: the compare page renders this
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from forge.evaluation import METRICS, CaseResult, Score, SuiteReport
 
@@ -118,11 +118,17 @@ def compare(a: SuiteReport, b: SuiteReport) -> Comparison:
         ]
         pairs += _numbers(x, y)
         scenario = (x or y).scenario if (x or y) else ""
-        rows.append(CaseRow(case_id, scenario, tuple(pairs)))
-    totals = _totals(a, b)
+        rows.append(CaseRow(case_id, scenario, _as_shown(pairs)))
+    totals = _as_shown(_totals(a, b))
     wins_a = sum(p.better == "a" for row in rows for p in row.pairs)
     wins_b = sum(p.better == "b" for row in rows for p in row.pairs)
-    return Comparison(tuple(totals), tuple(rows), wins_a, wins_b)
+    return Comparison(totals, tuple(rows), wins_a, wins_b)
+
+
+def _as_shown(pairs: Iterable[Pair]) -> tuple[Pair, ...]:
+    """A pair whose two sides read the same is a tie, whatever the digits past those shown:
+    0.0042 s against 0.0038 s reads 0.00 against 0.00, and is nobody's win."""
+    return tuple(replace(pair, better="") if pair.a == pair.b else pair for pair in pairs)
 
 
 def _totals(a: SuiteReport, b: SuiteReport) -> list[Pair]:

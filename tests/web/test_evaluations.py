@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
+from evaluations.compare import compare
 from evaluations.models import Evaluation
-from forge.evaluation import evaluate, planner_from_spec, read_suite
+from forge.evaluation import SuiteReport, evaluate, planner_from_spec, read_suite
 
 pytestmark = pytest.mark.django_db
 
@@ -188,3 +189,20 @@ def _row(html: str, case: str | None, measure: str) -> str:
     )
     start = html.index(f'data-measure="{measure}"', start)
     return html[start : html.index("</tr>", start)]
+
+
+def test_a_difference_past_the_digits_shown_is_nobodys_win():
+    def timed(ms: list[float]) -> SuiteReport:
+        data = good_report()
+        for case, latency in zip(data["cases"], ms, strict=True):
+            case["latency_ms"] = latency
+        return SuiteReport.from_data(data)
+
+    # 4.2 ms against 3.8 ms both read 0.00 s; 10 ms against 20 ms read 0.01 and 0.02.
+    comparison = compare(timed([4.2, 10, 1, 1, 1]), timed([3.8, 20, 1, 1, 1]))
+
+    seconds = {row.id: next(p for p in row.pairs if p.key == "seconds") for row in comparison.cases}
+    assert (seconds["normal-completion"].a, seconds["normal-completion"].b) == ("0.00", "0.00")
+    assert seconds["normal-completion"].better == ""
+    assert seconds["tool-failure"].better == "a"
+    assert (comparison.a_wins, comparison.b_wins) == (1, 0)
