@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from forge.evaluation import METRICS, CaseResult, Score, SuiteReport
 
-__all__ = ["Comparison", "Pair", "compare"]
+__all__ = ["Comparison", "Pair", "compare", "duration"]
 
 LABELS = {
     "validity": "Plan validity",
@@ -18,7 +18,7 @@ LABELS = {
     "cost": "Within budget",
     "tokens": "Tokens",
     "spent": "Cost",
-    "seconds": "Wall-clock seconds",
+    "seconds": "Wall-clock time",
 }
 
 
@@ -98,11 +98,18 @@ def _numbers(a: CaseResult | None, b: CaseResult | None) -> list[Pair]:
                 "seconds": result.latency_ms / 1000}[field]  # fmt: skip
 
     pairs = []
-    for field, fmt in (("tokens", "{:.0f}"), ("spent", "{:g}"), ("seconds", "{:.2f}")):
+    for field, say in (("tokens", "{:.0f}".format), ("spent", "{:g}".format),
+                       ("seconds", duration)):  # fmt: skip
         x, y = get(a, field), get(b, field)
-        shown = ["—" if v is None else fmt.format(v) for v in (x, y)]
+        shown = ["—" if v is None else say(v) for v in (x, y)]
         pairs.append(Pair(field, LABELS[field], *shown, _better(x, y, lower=True)))
     return pairs
+
+
+def duration(seconds: float) -> str:
+    """A wall-clock time as the report page writes it: whole milliseconds under a second,
+    else seconds to two places."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def compare(a: SuiteReport, b: SuiteReport) -> Comparison:
@@ -127,7 +134,7 @@ def compare(a: SuiteReport, b: SuiteReport) -> Comparison:
 
 def _as_shown(pairs: Iterable[Pair]) -> tuple[Pair, ...]:
     """A pair whose two sides read the same is a tie, whatever the digits past those shown:
-    0.0042 s against 0.0038 s reads 0.00 against 0.00, and is nobody's win."""
+    4.2 ms against 3.8 ms reads 4 ms against 4 ms, and is nobody's win."""
     return tuple(replace(pair, better="") if pair.a == pair.b else pair for pair in pairs)
 
 
@@ -146,11 +153,11 @@ def _totals(a: SuiteReport, b: SuiteReport) -> list[Pair]:
         Pair("success_rate", "Success rate", f"{sa['success_rate']:.0%}",
              f"{sb['success_rate']:.0%}", _better(sa["success_rate"], sb["success_rate"]))
     )  # fmt: skip
-    for key, label, fmt in (("tokens", "Tokens", "{:.0f}"), ("cost", "Cost", "{:g}"),
-                            ("seconds", "Wall-clock seconds", "{:.2f}"),
-                            ("replans", "Replans", "{:.0f}")):  # fmt: skip
+    for key, label, say in (("tokens", "Tokens", "{:.0f}".format), ("cost", "Cost", "{:g}".format),
+                            ("seconds", LABELS["seconds"], duration),
+                            ("replans", "Replans", "{:.0f}".format)):  # fmt: skip
         pairs.append(
-            Pair(key, label, fmt.format(sa[key]), fmt.format(sb[key]),
+            Pair(key, label, say(sa[key]), say(sb[key]),
                  _better(sa[key], sb[key], lower=True) if key != "replans" else "")
         )  # fmt: skip
     per_a, per_b = sa["cost_per_success"], sb["cost_per_success"]

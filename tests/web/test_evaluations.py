@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
-from evaluations.compare import compare
+from evaluations.compare import compare, duration
 from evaluations.models import Evaluation
 from forge.evaluation import SuiteReport, evaluate, planner_from_spec, read_suite
 
@@ -198,11 +198,20 @@ def test_a_difference_past_the_digits_shown_is_nobodys_win():
             case["latency_ms"] = latency
         return SuiteReport.from_data(data)
 
-    # 4.2 ms against 3.8 ms both read 0.00 s; 10 ms against 20 ms read 0.01 and 0.02.
+    # 4.2 ms against 3.8 ms both read 4 ms; 10 ms against 20 ms do not.
     comparison = compare(timed([4.2, 10, 1, 1, 1]), timed([3.8, 20, 1, 1, 1]))
 
     seconds = {row.id: next(p for p in row.pairs if p.key == "seconds") for row in comparison.cases}
-    assert (seconds["normal-completion"].a, seconds["normal-completion"].b) == ("0.00", "0.00")
+    assert (seconds["normal-completion"].a, seconds["normal-completion"].b) == ("4 ms", "4 ms")
     assert seconds["normal-completion"].better == ""
     assert seconds["tool-failure"].better == "a"
     assert (comparison.a_wins, comparison.b_wins) == (1, 0)
+
+
+def test_a_wall_clock_time_reads_in_milliseconds_under_a_second():
+    assert [duration(s) for s in (0.0042, 0.25, 1.5, 62.0)] == [
+        "4 ms",
+        "250 ms",
+        "1.50 s",
+        "62.00 s",
+    ]
