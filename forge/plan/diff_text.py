@@ -1,12 +1,13 @@
 """A changed value as the lines a reviewer reads: ``path: before → after``, down to the
 part that changed.
 
-Every page that shows a diff (the review card, the diff page, the replans page) and the
-API's diff (``FieldChange.lines``) read a change through ``field_lines``, so a reviewer sees
-the same words wherever they look. Objects are followed key by key (``args.content``,
-``budget.max_cost``); lists item by item, so an added check reads ``done_when.checks: +
-…`` and one changed argument ``args.argv[1]: -l → -c``; a long string shows the place
-where the two differ with some text around it, never a cut that hides the change.
+Every page that shows a diff (the review card, the diff page, the replans page), the API's
+diff (``FieldChange.lines``) and ``forge diff`` read a change through ``field_lines``, and
+a whole diff through ``change_lines``, so a reviewer sees the same words wherever they
+look. Objects are followed key by key (``args.content``, ``budget.max_cost``); lists item
+by item, so an added check reads ``done_when.checks: + …`` and one changed argument
+``args.argv[1]: -l → -c``; a long string shows the place where the two differ with some
+text around it, never a cut that hides the change.
 """
 
 from __future__ import annotations
