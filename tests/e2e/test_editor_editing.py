@@ -18,6 +18,7 @@ from plans import services
 
 from .conftest import shoot
 from .graph import (
+    TEXT_VALUE,
     click_node,
     drag_between,
     node_point,
@@ -229,6 +230,9 @@ def test_a_yaml_comment_survives_the_graph_s_edits(page, people):
     settle(page)
     click_node(page, "publish")
     page.fill("[data-field=description]", "Write the release notes file, reviewed")
+    # The text follows the graph's edits on its own clock: wait for this one to reach it
+    # (data-compile may still say "done" for the edit before, on a loaded machine).
+    page.wait_for_function(f"() => ({TEXT_VALUE})().includes('notes file, reviewed')")
     wait_compiled(page)
     after = text_value(page)
     assert "# publish last: the release server is slow\n  - id: publish" in after
