@@ -17,7 +17,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Any, Final
 
-__all__ = ["ARROW", "change_lines", "field_lines", "short"]
+__all__ = ["change_lines", "field_lines"]
 
 ARROW: Final = " → "
 ABSENT: Final = "—"  # a key one side lacks, or null
@@ -30,7 +30,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MISSING: Final = object()
 
 
-def short(value: Any, size: int = SIZE) -> str:
+def _short(value: Any, size: int = SIZE) -> str:
     """One value in a line: plain words as they are; anything else (a string with line
     breaks or edge spaces, a number, a list) as JSON, so what changed is exact."""
     if _nothing(value):
@@ -105,7 +105,7 @@ def _lines(path: str, before: Any, after: Any, *, whole: bool = False) -> list[s
 
 
 def _whole(path: str, before: Any, after: Any) -> list[str]:
-    return [f"{path}: {short(before)}{ARROW}{short(after)}"]
+    return [f"{path}: {_short(before)}{ARROW}{_short(after)}"]
 
 
 def _nothing(value: Any) -> bool:
@@ -129,15 +129,15 @@ def _list_lines(path: str, before: list[Any], after: list[Any]) -> list[str]:
             for offset in range(i2 - i1):
                 lines += _lines(f"{path}[{j1 + offset}]", before[i1 + offset], after[j1 + offset])
             continue
-        lines += [f"{path}: − {short(item)}" for item in before[i1:i2]]
-        lines += [f"{path}: + {short(item)}" for item in after[j1:j2]]
+        lines += [f"{path}: − {_short(item)}" for item in before[i1:i2]]
+        lines += [f"{path}: + {_short(item)}" for item in after[j1:j2]]
     return lines
 
 
 def _strings(before: str, after: str) -> str:
     """Two strings, each cut around the place where they first differ."""
     if len(before) <= SIZE and len(after) <= SIZE:
-        return f"{short(before)}{ARROW}{short(after)}"
+        return f"{_short(before)}{ARROW}{_short(after)}"
     start = 0
     for old, new in zip(before, after, strict=False):
         if old != new:
